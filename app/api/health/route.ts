@@ -1,0 +1,19 @@
+import { getConfig } from "@/lib/config";
+import { route } from "@/lib/http";
+import { getStore } from "@/lib/store";
+
+export const dynamic = "force-dynamic";
+
+export const GET = route(async () => {
+  const config = getConfig();
+  const db = await getStore();
+  await db.query("select 1");
+  return Response.json({
+    ok: true,
+    store: db.kind,
+    blob: config.BLOB_DRIVER,
+    sandbox: config.SANDBOX_DRIVER,
+    realtime: config.REALTIME_DRIVER,
+    backendProvider: config.BACKEND_PROVIDER,
+  });
+});

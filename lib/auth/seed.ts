@@ -1,0 +1,32 @@
+import { createProject } from "@/lib/projects";
+import type { Sql } from "@/lib/store";
+import type { Project } from "@/lib/store/projects";
+import { countUsers, insertApiToken, insertUser } from "@/lib/store/users";
+import { generateApiToken, hashApiToken } from "./tokens";
+
+/** Arbitrary constant key: only one process seeds an empty store. */
+const SEED_LOCK_KEY = 727_274_002;
+
+export interface DemoSeed {
+  token: string;
+  project: Project;
+}
+
+/**
+ * On an empty store, creates the demo user, an API token for it and a demo project. Returns the
+ * plain token (it is stored hashed, so this is the only time it exists) or null when the store
+ * already has users.
+ */
+export async function seedDemoIfEmpty(db: Sql): Promise<DemoSeed | null> {
+  const token = generateApiToken();
+  const user = await db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock($1)", [SEED_LOCK_KEY]);
+    if ((await countUsers(tx)) > 0) return null;
+    const demo = await insertUser(tx, { email: "demo@example.com", name: "Demo user" });
+    await insertApiToken(tx, { userId: demo.id, tokenHash: hashApiToken(token), label: "demo" });
+    return demo;
+  });
+  if (!user) return null;
+  const project = await createProject(db, user.id, "Demo app");
+  return { token, project };
+}

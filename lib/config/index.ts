@@ -1,0 +1,141 @@
+import path from "node:path";
+import { z } from "zod";
+
+/** Empty strings in the environment mean "unset", as in most dotenv setups. */
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
+
+const url = optionalString.pipe(z.url().optional());
+
+const booleanFlag = (defaultValue: boolean) =>
+  optionalString.transform((value, ctx) => {
+    if (value === undefined) return defaultValue;
+    if (/^(1|true|yes|on)$/i.test(value)) return true;
+    if (/^(0|false|no|off)$/i.test(value)) return false;
+    ctx.addIssue({ code: "custom", message: "expected true or false" });
+    return z.NEVER;
+  });
+
+const integer = (defaultValue: number, min = 0) =>
+  optionalString.transform((value, ctx) => {
+    if (value === undefined) return defaultValue;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min) {
+      ctx.addIssue({ code: "custom", message: `expected an integer >= ${min}` });
+      return z.NEVER;
+    }
+    return parsed;
+  });
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: integer(3000, 1),
+  /** Public address of this service; used for blob URLs and OAuth redirects. */
+  PUBLIC_BASE_URL: url,
+  DATA_DIR: optionalString,
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+
+  // Store
+  DATABASE_URL: optionalString,
+  SECRETS_KEY: optionalString,
+
+  // Caller authentication
+  SUPABASE_JWT_SECRET: optionalString,
+  SUPABASE_JWKS_URL: url,
+  /** Disables seeding the demo user and project on first start. */
+  SEED_DEMO: booleanFlag(true),
+
+  // Backend management API (spec section 5)
+  BACKEND_PROVIDER: z.enum(["local", "hosted"]).default("local"),
+  BACKEND_PRODUCT_NAME: optionalString.transform((value) => value ?? "Convex"),
+  BACKEND_TEAM_SCOPED_TOKEN: optionalString,
+  BACKEND_TEAM_SLUG: optionalString,
+  PROVISION_HOST: url,
+  DASHBOARD_HOST: url,
+  BACKEND_OAUTH_CLIENT_ID: optionalString,
+  BACKEND_OAUTH_CLIENT_SECRET: optionalString,
+  BACKEND_DEV_COMMAND: optionalString,
+  BACKEND_API_TIMEOUT_MS: integer(30_000, 1),
+  EMULATOR_PROJECT_QUOTA: integer(20, 0),
+
+  // Blob storage
+  BLOB_DRIVER: z.enum(["fs", "vercel", "s3"]).default("fs"),
+  BLOB_READ_WRITE_TOKEN: optionalString,
+  S3_ENDPOINT: url,
+  S3_REGION: optionalString.transform((value) => value ?? "us-east-1"),
+  S3_BUCKET: optionalString,
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_PUBLIC_BASE_URL: url,
+  S3_FORCE_PATH_STYLE: booleanFlag(false),
+
+  // Sandbox
+  SANDBOX_DRIVER: z.enum(["local", "e2b"]).default("local"),
+  E2B_API_KEY: optionalString,
+  E2B_TEMPLATE: optionalString,
+  APP_DEV_COMMAND: optionalString,
+  BUNDLE_EXPORT_COMMAND: optionalString,
+
+  // Realtime
+  REALTIME_DRIVER: z.enum(["memory", "pusher"]).default("memory"),
+  PUSHER_APP_ID: optionalString,
+  PUSHER_KEY: optionalString,
+  PUSHER_SECRET: optionalString,
+  PUSHER_CLUSTER: optionalString,
+
+  // Screenshots
+  CHROMIUM_PATH: optionalString.transform((value) => value ?? "/usr/bin/chromium"),
+  SCREENSHOT_TIMEOUT_MS: integer(20_000, 1),
+});
+
+type Env = z.output<typeof envSchema>;
+
+export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR"> & {
+  PUBLIC_BASE_URL: string;
+  DATA_DIR: string;
+};
+
+/** Thrown at start-up when an environment variable is invalid; names every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly issues: { variable: string; message: string }[]) {
+    super(
+      `Invalid configuration: ${issues.map((issue) => `${issue.variable}: ${issue.message}`).join("; ")}`,
+    );
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses an environment; pure, so tests can build configurations side by side. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = envSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => ({
+        variable: String(issue.path[0] ?? "(environment)"),
+        message: issue.message,
+      })),
+    );
+  }
+  const parsed = result.data;
+  return {
+    ...parsed,
+    PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, ""),
+    DATA_DIR: path.resolve(parsed.DATA_DIR ?? ".data"),
+  };
+}
+
+const cache = globalThis as typeof globalThis & { __appConfig?: Config };
+
+/** The process configuration, parsed once from process.env on first use. */
+export function getConfig(): Config {
+  cache.__appConfig ??= parseConfig(process.env);
+  return cache.__appConfig;
+}
+
+/** Drops the cached configuration so the next getConfig() re-reads process.env (tests, CLIs). */
+export function reloadConfig(): Config {
+  cache.__appConfig = undefined;
+  return getConfig();
+}

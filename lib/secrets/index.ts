@@ -1,0 +1,106 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { getConfig } from "@/lib/config";
+
+const PREFIX = "enc:v1:";
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_BYTES = 32;
+
+/** Thrown when a ciphertext cannot be opened: wrong key, altered value or not our format. */
+export class SecretDecryptionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SecretDecryptionError";
+  }
+}
+
+export class SecretsKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SecretsKeyError";
+  }
+}
+
+export interface SecretBox {
+  /** `context` is bound as additional authenticated data: a ciphertext only opens in the same context. */
+  encrypt(plaintext: string, context?: string): string;
+  decrypt(ciphertext: string, context?: string): string;
+}
+
+/** AES-256-GCM with a fresh 96-bit IV per value; output `enc:v1:<base64url(iv|tag|ciphertext)>`. */
+export function createSecretBox(key: Buffer): SecretBox {
+  if (key.length !== KEY_BYTES) throw new SecretsKeyError(`The secrets key must be ${KEY_BYTES} bytes.`);
+  return {
+    encrypt(plaintext, context = "") {
+      const iv = crypto.randomBytes(IV_BYTES);
+      const cipher = crypto.createCipheriv("aes-256-gcm", key, iv);
+      cipher.setAAD(Buffer.from(context, "utf8"));
+      const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+      return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64url");
+    },
+    decrypt(ciphertext, context = "") {
+      if (!ciphertext.startsWith(PREFIX)) {
+        throw new SecretDecryptionError("A stored secret is not in the expected encrypted format.");
+      }
+      const raw = Buffer.from(ciphertext.slice(PREFIX.length), "base64url");
+      if (raw.length < IV_BYTES + TAG_BYTES) {
+        throw new SecretDecryptionError("A stored secret is truncated.");
+      }
+      const decipher = crypto.createDecipheriv("aes-256-gcm", key, raw.subarray(0, IV_BYTES));
+      decipher.setAAD(Buffer.from(context, "utf8"));
+      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+      try {
+        return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString("utf8");
+      } catch {
+        throw new SecretDecryptionError(
+          "Cannot decrypt a stored secret: SECRETS_KEY is not the key it was encrypted with, or the value was altered.",
+        );
+      }
+    },
+  };
+}
+
+/** Parses SECRETS_KEY (base64 or base64url of 32 bytes). */
+export function parseSecretsKey(value: string): Buffer {
+  const key = Buffer.from(value, "base64");
+  if (key.length !== KEY_BYTES) {
+    throw new SecretsKeyError(`SECRETS_KEY must be the base64 encoding of ${KEY_BYTES} random bytes.`);
+  }
+  return key;
+}
+
+/**
+ * Reads `<dataDir>/secrets.key`, creating it (mode 0600) on first start. The key is written to a
+ * temporary file and hard-linked into place, so two processes starting together agree on one
+ * complete key.
+ */
+export function loadOrCreateKeyFile(dataDir: string): Buffer {
+  const file = path.join(dataDir, "secrets.key");
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    const temp = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
+    fs.writeFileSync(temp, crypto.randomBytes(KEY_BYTES).toString("base64") + "\n", { mode: 0o600, flush: true });
+    try {
+      fs.linkSync(temp, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    } finally {
+      fs.unlinkSync(temp);
+    }
+  }
+  return parseSecretsKey(fs.readFileSync(file, "utf8").trim());
+}
+
+const holder = globalThis as typeof globalThis & { __secretBox?: SecretBox };
+
+/** The process secret box: SECRETS_KEY when set, otherwise the generated key file in DATA_DIR. */
+export function getSecretBox(): SecretBox {
+  if (!holder.__secretBox) {
+    const config = getConfig();
+    const key = config.SECRETS_KEY ? parseSecretsKey(config.SECRETS_KEY) : loadOrCreateKeyFile(config.DATA_DIR);
+    holder.__secretBox = createSecretBox(key);
+  }
+  return holder.__secretBox;
+}

@@ -1,0 +1,32 @@
+import { getConfig } from "@/lib/config";
+import { seedDemoIfEmpty } from "@/lib/auth/seed";
+import { log } from "@/lib/log";
+import { closeStore, getStore } from "@/lib/store";
+
+/** Server start: open and migrate the store, seed the demo on first start, close on shutdown. */
+export async function startServer(): Promise<void> {
+  const config = getConfig();
+  const db = await getStore();
+  log.info("store ready", { store: db.kind });
+  if (config.SEED_DEMO) {
+    const seed = await seedDemoIfEmpty(db);
+    if (seed) {
+      // Printed once, deliberately unredacted: the token is stored hashed and cannot be shown again.
+      console.log(
+        [
+          "",
+          "  Demo user created. API token (shown only now, keep it):",
+          `    ${seed.token}`,
+          `  Demo project: ${seed.project.id}`,
+          `  Try: curl -H "Authorization: Bearer ${seed.token}" ${config.PUBLIC_BASE_URL}/api/projects`,
+          "",
+        ].join("\n"),
+      );
+    }
+  }
+  const shutdown = () => {
+    void closeStore().finally(() => process.exit(0));
+  };
+  process.once("SIGTERM", shutdown);
+  process.once("SIGINT", shutdown);
+}

@@ -1,0 +1,48 @@
+import path from "node:path";
+import { getConfig } from "@/lib/config";
+import { migrate } from "./migrate";
+import { openPglite } from "./pglite";
+import { openPostgres } from "./postgres";
+import type { Sql } from "./sql";
+
+export type { Sql, SqlExecutor, QueryResult } from "./sql";
+
+/** Opens the configured store and applies pending migrations. */
+export async function openStore(options: { databaseUrl?: string; dataDir: string }): Promise<Sql> {
+  const sql = options.databaseUrl
+    ? await openPostgres(options.databaseUrl)
+    : await openPglite(path.join(options.dataDir, "pglite"));
+  try {
+    await migrate(sql);
+  } catch (error) {
+    await sql.close();
+    throw error;
+  }
+  return sql;
+}
+
+// PGlite is a single connection per data directory: one instance per process, shared by every
+// route bundle Next.js loads, hence globalThis rather than a module variable.
+const holder = globalThis as typeof globalThis & { __appStore?: Promise<Sql> };
+
+/** The process-wide store, opened on first use. */
+export function getStore(): Promise<Sql> {
+  if (process.env.NEXT_PHASE === "phase-production-build") {
+    throw new Error("The store must not be opened during next build.");
+  }
+  if (!holder.__appStore) {
+    const config = getConfig();
+    holder.__appStore = openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+    holder.__appStore.catch(() => {
+      holder.__appStore = undefined;
+    });
+  }
+  return holder.__appStore;
+}
+
+/** Closes the process-wide store (shutdown, tests). */
+export async function closeStore(): Promise<void> {
+  const pending = holder.__appStore;
+  holder.__appStore = undefined;
+  if (pending) await (await pending).close();
+}

@@ -1,0 +1,15 @@
+import { openStore } from "@/lib/store";
+import { createThrowawayDatabase } from "../helpers/postgres";
+import { describeStoreSuite } from "./store-suite";
+
+describeStoreSuite("postgres", async () => {
+  const database = await createThrowawayDatabase();
+  const sql = await openStore({ databaseUrl: database.url, dataDir: "unused" });
+  return {
+    sql,
+    cleanup: async () => {
+      await sql.close();
+      await database.drop();
+    },
+  };
+});

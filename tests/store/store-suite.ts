@@ -1,0 +1,131 @@
+import crypto from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashApiToken } from "@/lib/auth";
+import { createSecretBox } from "@/lib/secrets";
+import { migrate } from "@/lib/store/migrate";
+import type { Sql } from "@/lib/store";
+import { deleteCredentials, getCredentials, upsertCredentials } from "@/lib/store/credentials";
+import { getOwnedProject, getProject, insertProject, listProjects, setBackendProject } from "@/lib/store/projects";
+import { findUserByTokenHash, getUser } from "@/lib/store/users";
+import { createTestUser } from "../helpers/users";
+
+/** The store contract: every SQL backend (PGlite, PostgreSQL) must pass it. */
+export function describeStoreSuite(name: string, open: () => Promise<{ sql: Sql; cleanup: () => Promise<void> }>) {
+  describe(`store: ${name}`, () => {
+    let sql: Sql;
+    let cleanup: () => Promise<void>;
+    const box = createSecretBox(crypto.randomBytes(32));
+
+    beforeAll(async () => {
+      ({ sql, cleanup } = await open());
+    });
+    afterAll(async () => {
+      await cleanup();
+    });
+
+    it("applies migrations once: a second run applies nothing and keeps the data", async () => {
+      const { user } = await createTestUser(sql);
+      expect(await migrate(sql)).toEqual([]);
+      expect(await migrate(sql)).toEqual([]);
+      expect(await getUser(sql, user.id)).toMatchObject({ id: user.id });
+      const { rows } = await sql.query<{ count: number }>("select count(*)::int as count from app_migrations");
+      expect(rows[0].count).toBeGreaterThan(0);
+    });
+
+    it("survives concurrent migrators", async () => {
+      const results = await Promise.all([migrate(sql), migrate(sql), migrate(sql)]);
+      expect(results.flat()).toEqual([]);
+    });
+
+    it("stores API tokens only as SHA-256 digests", async () => {
+      const { user, token } = await createTestUser(sql);
+      const { rows } = await sql.query<Record<string, unknown>>("select * from api_tokens where user_id = $1", [user.id]);
+      expect(rows).toHaveLength(1);
+      expect(JSON.stringify(rows)).not.toContain(token);
+      expect(rows[0].token_hash).toBe(hashApiToken(token));
+      expect(await findUserByTokenHash(sql, hashApiToken(token))).toMatchObject({ id: user.id });
+      expect(await findUserByTokenHash(sql, hashApiToken(token + "x"))).toBeNull();
+    });
+
+    it("finds a project only for its owner", async () => {
+      const a = await createTestUser(sql, "A");
+      const b = await createTestUser(sql, "B");
+      const project = await insertProject(sql, { ownerId: a.user.id, name: "A's app" });
+      expect(await getOwnedProject(sql, project.id, a.user.id)).toMatchObject({ id: project.id, name: "A's app" });
+      expect(await getOwnedProject(sql, project.id, b.user.id)).toBeNull();
+      expect((await listProjects(sql, b.user.id)).map((p) => p.id)).not.toContain(project.id);
+      expect(await getProject(sql, "not-a-uuid")).toBeNull();
+    });
+
+    it("round-trips every backendProject variant and refuses unknown kinds", async () => {
+      const { user } = await createTestUser(sql);
+      const project = await insertProject(sql, { ownerId: user.id, name: "states" });
+      expect(project.backendProject).toBeNull();
+      const variants = [
+        { kind: "connecting" as const },
+        {
+          kind: "connected" as const,
+          projectSlug: "p",
+          teamSlug: "t",
+          deploymentUrl: "https://x.example",
+          deploymentName: "x",
+          warningMessage: "dev server did not start",
+        },
+        { kind: "failed" as const, errorMessage: "quota" },
+      ];
+      for (const state of variants) {
+        await setBackendProject(sql, project.id, state);
+        expect((await getProject(sql, project.id))?.backendProject).toEqual(state);
+      }
+      await setBackendProject(sql, project.id, null);
+      expect((await getProject(sql, project.id))?.backendProject).toBeNull();
+      await expect(
+        sql.query("update projects set backend_project = $2 where id = $1", [project.id, JSON.stringify({ kind: "bogus" })]),
+      ).rejects.toThrow();
+    });
+
+    it("encrypts credentials at rest and decrypts them for the server", async () => {
+      const { user } = await createTestUser(sql);
+      const project = await insertProject(sql, { ownerId: user.id, name: "creds" });
+      const adminKey = "project:team-a:app-b|secret-deploy-key-123";
+      const input = {
+        projectId: project.id,
+        userId: user.id,
+        mode: "oauth" as const,
+        teamSlug: "team-a",
+        projectSlug: "app-b",
+        deploymentUrl: "https://happy-animal-123.example",
+        deploymentName: "happy-animal-123",
+        adminKey,
+        accessToken: "oauth-access-token-456",
+        backendProjectId: 9_007_199_254,
+      };
+      await upsertCredentials(sql, input, box);
+      const raw = await sql.query<Record<string, unknown>>(
+        "select * from backend_project_credentials where project_id = $1",
+        [project.id],
+      );
+      expect(JSON.stringify(raw.rows)).not.toContain("secret-deploy-key-123");
+      expect(JSON.stringify(raw.rows)).not.toContain("oauth-access-token-456");
+      expect(await getCredentials(sql, project.id, box)).toMatchObject(input);
+
+      await upsertCredentials(sql, { ...input, mode: "managed", accessToken: null, adminKey: "project:t:p|other" }, box);
+      expect(await getCredentials(sql, project.id, box)).toMatchObject({ mode: "managed", accessToken: null, adminKey: "project:t:p|other" });
+
+      expect(await deleteCredentials(sql, project.id)).toBe(true);
+      expect(await getCredentials(sql, project.id, box)).toBeNull();
+      expect(await deleteCredentials(sql, project.id)).toBe(false);
+    });
+
+    it("rolls back a failed transaction", async () => {
+      const { user } = await createTestUser(sql);
+      await expect(
+        sql.transaction(async (tx) => {
+          await insertProject(tx, { ownerId: user.id, name: "rolled back" });
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      expect(await listProjects(sql, user.id)).toEqual([]);
+    });
+  });
+}
