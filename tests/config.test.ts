@@ -1,0 +1,40 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "@/lib/config";
+
+describe("config", () => {
+  it("has embedded defaults for an empty environment", () => {
+    const config = parseConfig({});
+    expect(config).toMatchObject({
+      PORT: 3000,
+      PUBLIC_BASE_URL: "http://localhost:3000",
+      DATA_DIR: path.resolve(".data"),
+      BLOB_DRIVER: "fs",
+      SANDBOX_DRIVER: "local",
+      REALTIME_DRIVER: "memory",
+      BACKEND_PROVIDER: "local",
+      CHROMIUM_PATH: "/usr/bin/chromium",
+      SEED_DEMO: true,
+    });
+    expect(config.DATABASE_URL).toBeUndefined();
+  });
+
+  it("treats empty strings as unset and trims values", () => {
+    const config = parseConfig({ DATABASE_URL: "", BACKEND_TEAM_SLUG: "  team  ", PUBLIC_BASE_URL: "https://x.example/" });
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.BACKEND_TEAM_SLUG).toBe("team");
+    expect(config.PUBLIC_BASE_URL).toBe("https://x.example");
+  });
+
+  it("names every invalid variable", () => {
+    try {
+      parseConfig({ PORT: "eighty", BLOB_DRIVER: "ftp", SEED_DEMO: "maybe", PROVISION_HOST: "not a url" });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const variables = (error as ConfigError).issues.map((issue) => issue.variable).sort();
+      expect(variables).toEqual(["BLOB_DRIVER", "PORT", "PROVISION_HOST", "SEED_DEMO"]);
+      expect((error as Error).message).toMatch(/PORT: expected an integer/);
+    }
+  });
+});
