@@ -20,6 +20,8 @@ function newestMtime(entry) {
 const built = fs.statSync(buildId, { throwIfNoEntry: false });
 const stale = !built || sources.some((source) => newestMtime(path.join(root, source)) > built.mtimeMs);
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
+// The machine may have no internet; telemetry would only produce failed requests.
+process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 
 if (stale) {
   console.log(built ? "Sources changed since the last build; rebuilding…" : "First start: building the app…");

@@ -122,7 +122,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return {
     ...parsed,
     PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, ""),
-    DATA_DIR: path.resolve(parsed.DATA_DIR ?? ".data"),
+    // Runtime location chosen by the operator, not a build input.
+    DATA_DIR: path.resolve(/*turbopackIgnore: true*/ parsed.DATA_DIR ?? ".data"),
   };
 }
 

@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { Sql } from "./sql";
 
-export const MIGRATIONS_DIR = path.join(process.cwd(), "supabase", "migrations");
+export const MIGRATIONS_DIR = path.join(/*turbopackIgnore: true*/ process.cwd(), "supabase", "migrations");
 
 /** Arbitrary constant key: serialises concurrent migrators on one PostgreSQL. */
 const MIGRATION_LOCK_KEY = 727_274_001;
@@ -30,7 +30,7 @@ export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]>
     for (const file of files) {
       const [version, ...rest] = path.basename(file, ".sql").split("_");
       if (applied.has(version)) continue;
-      await tx.exec(await fs.readFile(path.join(dir, file), "utf8"));
+      await tx.exec(await fs.readFile(path.join(/*turbopackIgnore: true*/ dir, file), "utf8"));
       await tx.query("insert into app_migrations (version, name) values ($1, $2)", [version, rest.join("_")]);
       newlyApplied.push(file);
     }

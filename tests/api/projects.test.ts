@@ -36,7 +36,7 @@ describe("projects API", () => {
   });
 
   it("answers 401 with the JSON error shape without a valid token", async () => {
-    for (const headers of [{}, { authorization: "Bearer cbs_wrong" }, { authorization: "Basic abc" }]) {
+    for (const headers of [{}, { authorization: "Bearer cbs_wrong" }, { authorization: "Basic abc" }] as Record<string, string>[]) {
       const response = await call(listProjectsRoute, "/api/projects", { headers });
       expect(response.status).toBe(401);
       expect(await response.json()).toEqual({ error: { code: "unauthorized", message: expect.any(String) } });
