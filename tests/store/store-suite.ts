@@ -6,6 +6,14 @@ import { migrate } from "@/lib/store/migrate";
 import type { Sql } from "@/lib/store";
 import { deleteCredentials, getCredentials, upsertCredentials } from "@/lib/store/credentials";
 import { getOwnedProject, getProject, insertProject, listProjects, setBackendProject } from "@/lib/store/projects";
+import {
+  finishOperation,
+  getLatestOperation,
+  getRunningOperation,
+  insertRunningOperation,
+  recordSteps,
+  takeOverExpiredOperation,
+} from "@/lib/store/operations";
 import { findUserByTokenHash, getUser } from "@/lib/store/users";
 import { createTestUser } from "../helpers/users";
 
@@ -115,6 +123,33 @@ export function describeStoreSuite(name: string, open: () => Promise<{ sql: Sql;
       expect(await deleteCredentials(sql, project.id)).toBe(true);
       expect(await getCredentials(sql, project.id, box)).toBeNull();
       expect(await deleteCredentials(sql, project.id)).toBe(false);
+    });
+
+    it("journals operations under a lease: one running per project, takeover only after expiry", async () => {
+      const { user } = await createTestUser(sql);
+      const project = await insertProject(sql, { ownerId: user.id, name: "ops" });
+      const op = await insertRunningOperation(sql, { projectId: project.id, kind: "enable", leaseOwner: "a", leaseMs: 60_000 });
+      await expect(
+        insertRunningOperation(sql, { projectId: project.id, kind: "enable", leaseOwner: "b", leaseMs: 60_000 }),
+      ).rejects.toThrow();
+      expect(await takeOverExpiredOperation(sql, op.id, "b", 60_000)).toBeNull();
+      expect(await recordSteps(sql, op.id, "a", 60_000, { provisioned: { deploymentName: "d" } })).toBe(true);
+      expect(await recordSteps(sql, op.id, "b", 60_000, { injected: true })).toBe(false);
+
+      await sql.query("update enable_operations set lease_expires_at = now() - interval '1 second' where id = $1", [op.id]);
+      const [first, second] = await Promise.all([
+        takeOverExpiredOperation(sql, op.id, "b", 60_000),
+        takeOverExpiredOperation(sql, op.id, "c", 60_000),
+      ]);
+      const winner = first ?? second;
+      expect([first, second].filter(Boolean)).toHaveLength(1);
+      expect(winner?.steps).toEqual({ provisioned: { deploymentName: "d" } });
+      expect(await recordSteps(sql, op.id, "a", 60_000, { injected: true })).toBe(false);
+      expect(await finishOperation(sql, op.id, winner!.leaseOwner!, { status: "failed", errorMessage: "quota" })).toBe(true);
+      expect(await getRunningOperation(sql, project.id)).toBeNull();
+      expect(await getLatestOperation(sql, project.id)).toMatchObject({ status: "failed", errorMessage: "quota" });
+      // A new run may start once the previous one ended.
+      await insertRunningOperation(sql, { projectId: project.id, kind: "enable", leaseOwner: "d", leaseMs: 1 });
     });
 
     it("rolls back a failed transaction", async () => {
