@@ -1,0 +1,25 @@
+import { AppError } from "@/lib/errors";
+
+/** Thrown when the preview did not finish loading within the screenshot timeout. */
+export class ScreenshotTimeoutError extends AppError {
+  constructor(timeoutMs: number) {
+    super(504, "screenshot_timeout", `The preview did not finish loading within ${timeoutMs} ms.`);
+    this.name = "ScreenshotTimeoutError";
+  }
+}
+
+/** Thrown when the preview URL cannot be reached at all (refused, DNS, reset). */
+export class PreviewUnreachableError extends AppError {
+  constructor(detail: string) {
+    super(502, "preview_unreachable", `The project preview could not be reached (${detail}). Is its dev server running?`);
+    this.name = "PreviewUnreachableError";
+  }
+}
+
+/** Thrown when the project has no preview to capture. */
+export class NoPreviewError extends AppError {
+  constructor() {
+    super(409, "no_preview", "The project has no preview URL yet; start its sandbox first.");
+    this.name = "NoPreviewError";
+  }
+}
