@@ -1,0 +1,39 @@
+import { getConfig, type Config } from "@/lib/config";
+import { registerSecret } from "@/lib/log";
+import memoryDriver from "./drivers/memory";
+import pusherDriver from "./drivers/pusher";
+import { RealtimeNotConfiguredError } from "./errors";
+import type { Realtime } from "./types";
+
+export type { Realtime, RealtimeListener, RealtimeMessage, SubscribeOptions } from "./types";
+export * from "./errors";
+export { ERROR_EVENT, buildErrorNotification, errorChannel, type ErrorNotification } from "./payload";
+export type { ErrorNotificationSource, ErrorNotificationType } from "./payload";
+export { publishWithRetry } from "./publish";
+
+/**
+ * Builds the driver `REALTIME_DRIVER` selects. `pusher` needs PUSHER_APP_ID, PUSHER_KEY,
+ * PUSHER_SECRET and PUSHER_CLUSTER.
+ * @throws RealtimeNotConfiguredError naming the missing variables
+ */
+export function createRealtime(config: Config): Realtime {
+  if (config.REALTIME_DRIVER === "memory") return memoryDriver({});
+  const { PUSHER_APP_ID: appId, PUSHER_KEY: key, PUSHER_SECRET: secret, PUSHER_CLUSTER: cluster } = config;
+  if (!appId || !key || !secret || !cluster) {
+    const settings = { PUSHER_APP_ID: appId, PUSHER_KEY: key, PUSHER_SECRET: secret, PUSHER_CLUSTER: cluster };
+    const missing = Object.entries(settings).filter(([, value]) => !value).map(([name]) => name);
+    throw new RealtimeNotConfiguredError(`REALTIME_DRIVER=pusher needs ${missing.join(", ")}.`);
+  }
+  registerSecret(secret);
+  return pusherDriver({ appId, key, secret, cluster });
+}
+
+// One instance per process, shared by every route bundle Next.js loads: the SSE route must
+// subscribe to the same in-memory bus the dev-server scanner publishes to.
+const holder = globalThis as typeof globalThis & { __appRealtime?: Realtime };
+
+/** The process-wide realtime driver, built on first use. */
+export function getRealtime(): Realtime {
+  holder.__appRealtime ??= createRealtime(getConfig());
+  return holder.__appRealtime;
+}

@@ -1,0 +1,87 @@
+import { stripAnsi } from "@/lib/devlog/ansi";
+import { redactSecrets } from "@/lib/log/redact";
+
+/** The event name frontends of such builders already listen for. */
+export const ERROR_EVENT = "error-notification";
+
+/** Spec 6.3: a project's error notifications go to `<project_id>-errors`. */
+export function errorChannel(projectId: string): string {
+  return `${projectId}-errors`;
+}
+
+export type ErrorNotificationType = "backend-error" | "runtime-error" | "build-error";
+export type ErrorNotificationSource = "backend-dev" | "app-dev" | "cloud-enable";
+
+/** Payload of `error-notification` (DESIGN.md, Realtime). */
+export interface ErrorNotification {
+  /** ANSI-free, secrets redacted, truncated in the middle when too long. */
+  message: string;
+  /** ISO 8601. */
+  timestamp: string;
+  projectId: string;
+  type: ErrorNotificationType;
+  source: ErrorNotificationSource;
+}
+
+export interface ErrorNotificationInput {
+  message: string;
+  projectId: string;
+  type: ErrorNotificationType;
+  source: ErrorNotificationSource;
+  /** @default now */
+  timestamp?: Date;
+}
+
+/**
+ * Budget for the payload measured JSON-encoded twice, i.e. as the `data` string inside a Pusher
+ * POST body. Below the 10 000-byte event limit with room for the channel and event names.
+ */
+export const MAX_NOTIFICATION_BYTES = 9_000;
+
+const encodedSize = (payload: ErrorNotification) => Buffer.byteLength(JSON.stringify(JSON.stringify(payload)));
+
+/** Moves a cut back by one when it would separate the halves of a surrogate pair. */
+function avoidSplitPair(text: string, index: number): number {
+  const before = text.charCodeAt(index - 1);
+  const after = text.charCodeAt(index);
+  return before >= 0xd800 && before <= 0xdbff && after >= 0xdc00 && after <= 0xdfff ? index - 1 : index;
+}
+
+/** Keeps about `keep` characters: two thirds from the head (the error), one third from the tail. */
+function truncateMiddle(text: string, keep: number): string {
+  const headEnd = avoidSplitPair(text, Math.ceil((keep * 2) / 3));
+  const tailStart = avoidSplitPair(text, text.length - (keep - headEnd));
+  const omitted = tailStart - headEnd;
+  return `${text.slice(0, headEnd)}\n… [${omitted} characters truncated] …\n${text.slice(tailStart)}`;
+}
+
+/** The longest middle-truncation of `message` whose payload fits the budget. */
+function fitMessage(message: string, payload: ErrorNotification): string {
+  const withMessage = (text: string) => ({ ...payload, message: text });
+  if (encodedSize(withMessage(message)) <= MAX_NOTIFICATION_BYTES) return message;
+  // Every character costs at least one byte, so more than the budget can never fit.
+  let low = 0;
+  let high = Math.min(message.length - 1, MAX_NOTIFICATION_BYTES);
+  while (low < high) {
+    const keep = Math.ceil((low + high) / 2);
+    if (encodedSize(withMessage(truncateMiddle(message, keep))) <= MAX_NOTIFICATION_BYTES) low = keep;
+    else high = keep - 1;
+  }
+  return truncateMiddle(message, low);
+}
+
+/**
+ * Builds an `error-notification` payload: ANSI stripped, secrets redacted (before truncation, so
+ * a cut can never expose part of a secret), then truncated so it stays under Pusher's limit.
+ * An oversized message is shortened, never dropped.
+ */
+export function buildErrorNotification(input: ErrorNotificationInput): ErrorNotification {
+  const payload: ErrorNotification = {
+    message: "",
+    timestamp: (input.timestamp ?? new Date()).toISOString(),
+    projectId: input.projectId,
+    type: input.type,
+    source: input.source,
+  };
+  return { ...payload, message: fitMessage(redactSecrets(stripAnsi(input.message)).trim(), payload) };
+}

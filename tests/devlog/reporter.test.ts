@@ -1,0 +1,109 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { classifyError, createErrorReporter } from "@/lib/devlog/reporter";
+import memory from "@/lib/realtime/drivers/memory";
+import { RealtimePublishError } from "@/lib/realtime/errors";
+import { MAX_EVENT_DATA_BYTES } from "@/lib/realtime/limits";
+import type { ErrorNotification } from "@/lib/realtime/payload";
+import type { Realtime, RealtimeMessage } from "@/lib/realtime/types";
+
+const PROJECT_ID = "3f1c2b9e-0d2a-4c55-9a3e-5b7d2f1e8c11";
+const CHANNEL = `${PROJECT_ID}-errors`;
+
+function listen(realtime = memory({})) {
+  const received: RealtimeMessage[] = [];
+  realtime.subscribe(CHANNEL, (message) => received.push(message));
+  const payloads = () => received.map((message) => message.payload as ErrorNotification);
+  return { realtime, received, payloads };
+}
+
+describe("createErrorReporter", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: new Date("2026-03-04T05:06:07.000Z") });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("publishes each error group as error-notification on <project_id>-errors, 500 ms after its last line", async () => {
+    const { realtime, received, payloads } = listen();
+    const reporter = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
+    reporter.write("- Preparing Convex functions...\n\u001b[31m✖\u001b[39m Error: Unable to start push");
+    reporter.write(" to https://happy-animal-123.convex.cloud\n✔ 13:28:03 Convex functions ready! (8.35s)\n");
+    await vi.advanceTimersByTimeAsync(499);
+    expect(received).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(received.map((message) => message.event)).toEqual(["error-notification"]);
+    expect(payloads()).toEqual([
+      {
+        message: "✖ Error: Unable to start push to https://happy-animal-123.convex.cloud",
+        timestamp: "2026-03-04T05:06:07.500Z",
+        projectId: PROJECT_ID,
+        type: "backend-error",
+        source: "backend-dev",
+      },
+    ]);
+  });
+
+  it("delivers a 50 KB multi-line error truncated below the event limit, not dropped", async () => {
+    const { realtime, received, payloads } = listen();
+    const reporter = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
+    const frames = Array.from({ length: 1700 }, (_, index) => `    at handler${index} (convex/messages.ts:${index}:1)`);
+    const output = `Failed to analyze messages.js: Uncaught ReferenceError: foo is not defined\n${frames.join("\n")}\n`;
+    expect(output.length).toBeGreaterThan(50_000);
+    reporter.write(output);
+    await reporter.flush();
+    expect(received).toHaveLength(1);
+    const [payload] = payloads();
+    expect(Buffer.byteLength(JSON.stringify(payload))).toBeLessThan(MAX_EVENT_DATA_BYTES);
+    expect(payload.message.startsWith("Failed to analyze messages.js")).toBe(true);
+    expect(payload.message.endsWith(frames.at(-1) as string)).toBe(true);
+    expect(payload.message).toMatch(/characters truncated/);
+  });
+
+  it("redacts an admin key printed by the dev command", async () => {
+    const { realtime, payloads } = listen();
+    const reporter = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
+    reporter.write("✖ Error: bunx convex dev --admin-key project:team:app|eyJ2MiI6InNlY3JldCJ9 exited\n");
+    await reporter.close();
+    expect(payloads()[0].message).not.toContain("eyJ2MiI6InNlY3JldCJ9");
+  });
+
+  it("keeps scanning and publishing in order after a publish fails for good", async () => {
+    const delivered: string[] = [];
+    let failNext = true;
+    const realtime: Realtime = {
+      name: "flaky",
+      async publish(_channel, _event, payload) {
+        if (failNext) {
+          failNext = false;
+          throw new RealtimePublishError(400, "refused");
+        }
+        delivered.push((payload as ErrorNotification).message);
+      },
+    };
+    const reporter = createErrorReporter({ projectId: PROJECT_ID, source: "app-dev", realtime, retryDelayMs: 0 });
+    reporter.write("Error: first\n");
+    await vi.advanceTimersByTimeAsync(500);
+    reporter.write("Error: second\n");
+    await vi.advanceTimersByTimeAsync(500);
+    reporter.write("Error: third\n");
+    await reporter.flush();
+    expect(delivered).toEqual(["Error: second", "Error: third"]);
+    expect(reporter.stats).toEqual({ errorLines: 3, groups: 3 });
+  });
+});
+
+describe("classifyError", () => {
+  it.each([
+    ['✘ [ERROR] Could not resolve "x"', "backend-dev", "build-error"],
+    ["src/a.ts:1:1 - error TS2322: Type 'number' is not assignable", "app-dev", "build-error"],
+    ["✖ TypeScript typecheck via `tsc` failed.", "backend-dev", "build-error"],
+    ["✖ esbuild failed: Error: Build failed with 1 error:", "backend-dev", "build-error"],
+    ["error: bundling failed", "app-dev", "build-error"],
+    ["✖ TypeError: fetch failed", "backend-dev", "backend-error"],
+    ["✖ TypeError: fetch failed", "cloud-enable", "backend-error"],
+    ["TypeError: Cannot read properties of undefined (reading 'map')", "app-dev", "runtime-error"],
+  ] as const)("%s from %s is a %s", (message, source, type) => {
+    expect(classifyError(message, source)).toBe(type);
+  });
+});

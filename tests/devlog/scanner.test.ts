@@ -1,0 +1,154 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createLogScanner, type LogScannerOptions } from "@/lib/devlog/scanner";
+
+function collect(options: Partial<LogScannerOptions> = {}) {
+  const messages: string[] = [];
+  const scanner = createLogScanner({ onError: (message) => messages.push(message), ...options });
+  return { scanner, messages };
+}
+
+/** Feeds `chunks` in order and flushes; groups only by contiguity since no timer fires. */
+function scanChunks(chunks: string[]): string[] {
+  const { scanner, messages } = collect();
+  for (const chunk of chunks) scanner.write(chunk);
+  scanner.flush();
+  return messages;
+}
+
+const ESBUILD_OUTPUT = [
+  "- Preparing Convex functions...",
+  '\u001b[31m✘ [ERROR]\u001b[0m Unexpected ";"',
+  "",
+  "    convex/messages.ts:3:73:",
+  "      3 │ export const list = query({ handler: async () => ; });",
+  "        ╵                                                  ^",
+  "",
+  "\u001b[31m✖\u001b[39m esbuild failed: Error: Build failed with 1 error:",
+  "Authenticate with `npx convex dev`",
+  "    this indented line no longer belongs to the error",
+  "✔ 13:28:03 Convex functions ready! (8.35s)",
+  "",
+].join("\n");
+
+const ESBUILD_GROUP = [
+  '✘ [ERROR] Unexpected ";"',
+  "",
+  "    convex/messages.ts:3:73:",
+  "      3 │ export const list = query({ handler: async () => ; });",
+  "        ╵                                                  ^",
+  "",
+  "✖ esbuild failed: Error: Build failed with 1 error:",
+].join("\n");
+
+describe("createLogScanner: streaming input", () => {
+  it("groups an error with its continuation lines and strips colours", () => {
+    expect(scanChunks([ESBUILD_OUTPUT])).toEqual([ESBUILD_GROUP]);
+  });
+
+  it("gives the same result for every split of the input into two chunks", () => {
+    for (let cut = 0; cut <= ESBUILD_OUTPUT.length; cut += 1) {
+      expect(scanChunks([ESBUILD_OUTPUT.slice(0, cut), ESBUILD_OUTPUT.slice(cut)]), `cut at ${cut}`).toEqual([ESBUILD_GROUP]);
+    }
+  });
+
+  it("gives the same result when fed one character at a time (escapes and surrogates split)", () => {
+    const text = `${ESBUILD_OUTPUT}\u001b[31m✖\u001b[39m Error: emoji 😀 in a message\n`;
+    expect(scanChunks([...text.split("")])).toEqual([`${ESBUILD_GROUP}\n✖ Error: emoji 😀 in a message`]);
+  });
+
+  it("decides success per line: a chunk with a success mark still reports its error lines", () => {
+    const chunk = "✔ 13:28:03 Convex functions ready! (8.35s)\n✖ TypeError: fetch failed\n✔ Provisioned a dev deployment\n";
+    expect(scanChunks([chunk])).toEqual(["✖ TypeError: fetch failed"]);
+  });
+
+  it("handles CRLF, lone CR redraws, and a CRLF split across chunks", () => {
+    expect(scanChunks(["Error: first\r", "\nplain\r\n✖ second\rprogress 50%\r"])).toEqual(["Error: first\n✖ second"]);
+  });
+
+  it("cleans many coloured lines in one chunk the same way as a few", () => {
+    const lines = Array.from({ length: 200 }, (_, index) =>
+      index % 2 === 0 ? `\u001b[32minfo ${index}\u001b[39m` : `\u001b[31m✖\u001b[39m failure ${index}`,
+    );
+    const expected = lines.filter((_, index) => index % 2 === 1).map((line) => line.replace(/\u001b\[\d+m/g, ""));
+    const { scanner, messages } = collect({ maxGroupChars: 10 });
+    scanner.write(`${lines.join("\n")}\n`);
+    scanner.flush();
+    expect(messages).toEqual(expected);
+    expect(scanner.stats).toEqual({ errorLines: 100, groups: 100 });
+  });
+
+  it("scans a partial line on flush and ignores writes after close", () => {
+    const { scanner, messages } = collect();
+    scanner.write("Cannot find module 'x'");
+    expect(messages).toEqual([]);
+    scanner.close();
+    scanner.write("Error: after close\n");
+    scanner.flush();
+    expect(messages).toEqual(["Cannot find module 'x'"]);
+  });
+
+  it("scans a line that never ends once it passes maxLineChars", () => {
+    const { scanner, messages } = collect({ maxLineChars: 100 });
+    scanner.write("Error: ");
+    scanner.write("x".repeat(120));
+    scanner.write("y".repeat(50));
+    expect(messages).toEqual([]);
+    scanner.flush();
+    expect(messages).toEqual([`Error: ${"x".repeat(120)}`]);
+  });
+});
+
+describe("createLogScanner: multi-line grouping in time", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("sends a group 500 ms after its last line, not earlier", () => {
+    const { scanner, messages } = collect();
+    scanner.write("Failed to analyze messages.js: Uncaught ReferenceError: foo is not defined\n");
+    vi.advanceTimersByTime(300);
+    scanner.write("    at <anonymous> (../convex/messages.ts:3:0)\n");
+    vi.advanceTimersByTime(499);
+    expect(messages).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(messages).toEqual([
+      "Failed to analyze messages.js: Uncaught ReferenceError: foo is not defined\n    at <anonymous> (../convex/messages.ts:3:0)",
+    ]);
+  });
+
+  it("joins errors that follow within the delay and starts a new group after a quiet period", () => {
+    const { scanner, messages } = collect();
+    scanner.write("✖ Error: Unable to push deployment config to https://happy-animal-123.convex.cloud\n");
+    vi.advanceTimersByTime(200);
+    scanner.write("Retrying request (attempt 3/6)...\n    not a continuation: a plain line came between\n");
+    scanner.write("✖ Error: Unable to pull deployment config from https://happy-animal-123.convex.cloud\n");
+    vi.advanceTimersByTime(500);
+    scanner.write("✖ TypeError: fetch failed\n");
+    vi.advanceTimersByTime(500);
+    expect(messages).toEqual([
+      "✖ Error: Unable to push deployment config to https://happy-animal-123.convex.cloud\n✖ Error: Unable to pull deployment config from https://happy-animal-123.convex.cloud",
+      "✖ TypeError: fetch failed",
+    ]);
+  });
+
+  it("honours a configured delay", () => {
+    const { scanner, messages } = collect({ groupDelayMs: 50 });
+    scanner.write("Error: quick\n");
+    vi.advanceTimersByTime(49);
+    expect(messages).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(messages).toEqual(["Error: quick"]);
+  });
+
+  it("sends a group at once when it outgrows maxGroupChars", () => {
+    const { scanner, messages } = collect({ maxGroupChars: 64 });
+    scanner.write(`Error: big\n${"    at frame\n".repeat(10)}`);
+    expect(messages).toHaveLength(1);
+    expect(messages[0].length).toBeGreaterThanOrEqual(60);
+    vi.advanceTimersByTime(500);
+    expect(messages).toHaveLength(1);
+  });
+});
