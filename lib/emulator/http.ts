@@ -1,0 +1,68 @@
+import crypto from "node:crypto";
+import { z } from "zod";
+
+/**
+ * A failure answered the way the hosted API answers: HTTP status plus `{code, message}`. Messages
+ * never contain a token or key; handlers only put slugs, names and limits in them.
+ */
+export class EmulatorError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "EmulatorError";
+  }
+}
+
+export function errorBody(status: number, code: string, message: string): Response {
+  return Response.json({ code, message }, { status });
+}
+
+/** SHA-256 hex digest: how the emulator stores every token, key and code. */
+export function digest(secret: string): string {
+  return crypto.createHash("sha256").update(secret).digest("hex");
+}
+
+/** A fresh random secret, base64url. */
+export function randomSecret(bytes = 32): string {
+  return crypto.randomBytes(bytes).toString("base64url");
+}
+
+/** Constant-time comparison of two secrets. */
+export function secretsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(digest(a));
+  const right = Buffer.from(digest(b));
+  return crypto.timingSafeEqual(left, right);
+}
+
+/** The credential after `<scheme> ` in the Authorization header (scheme case-insensitive), or null. */
+export function authorizationCredential(request: Request, scheme: "Bearer" | "Convex"): string | null {
+  const header = request.headers.get("authorization")?.trim();
+  if (!header || header.slice(0, scheme.length + 1).toLowerCase() !== `${scheme.toLowerCase()} `) return null;
+  const credential = header.slice(scheme.length + 1).trim();
+  return credential || null;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => (issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message)).join("; ");
+}
+
+/** Parses and validates a JSON body; malformed or mis-shaped bodies are 400 `BadJsonBody`, as upstream. */
+export async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
+  let body: unknown;
+  try {
+    body = await request.json();
+  } catch {
+    throw new EmulatorError(400, "BadJsonBody", "The request body must be valid JSON.");
+  }
+  const result = schema.safeParse(body);
+  if (!result.success) throw new EmulatorError(400, "BadJsonBody", `Failed to deserialize the JSON body: ${describeIssues(result.error)}`);
+  return result.data;
+}
+
+/** Reads an `application/x-www-form-urlencoded` body. */
+export async function readForm(request: Request): Promise<URLSearchParams> {
+  return new URLSearchParams(await request.text());
+}

@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ADMIN_SECRET_HEADER, FAULT_HEADER } from "@/lib/emulator";
+import { FaultController, HANG_LIMIT_MS } from "@/lib/emulator/faults";
+import { emulatorClient } from "./helpers";
+
+describe("fault injection", () => {
+  const { call, json, identity, teamBearer, emulator } = emulatorClient();
+  const create = (headers: Record<string, string> = {}) =>
+    call("/api/create_project", { ...json({ team: identity.teamSlug, projectName: "faulty" }), headers: { "content-type": "application/json", authorization: teamBearer, ...headers } });
+
+  afterEach(() => {
+    emulator.faults.clear();
+    vi.useRealTimers();
+  });
+
+  it("applies a per-request X-Emulator-Fault only with the admin secret", async () => {
+    const fault = JSON.stringify({ status: 503, code: "OptimisticConcurrencyControlFailure" });
+    const denied = await create({ [FAULT_HEADER]: fault });
+    expect(denied.status).toBe(403);
+    expect((await denied.json()).code).toBe("EmulatorAdminRequired");
+    expect((await create({ [FAULT_HEADER]: fault, [ADMIN_SECRET_HEADER]: "guess" })).status).toBe(403);
+    const injected = await create({ [FAULT_HEADER]: fault, [ADMIN_SECRET_HEADER]: identity.adminSecret });
+    expect(injected.status).toBe(503);
+    expect(await injected.json()).toEqual({ code: "OptimisticConcurrencyControlFailure", message: expect.any(String) });
+    expect((await create({ [FAULT_HEADER]: "{oops", [ADMIN_SECRET_HEADER]: identity.adminSecret })).status).toBe(400);
+    expect((await create()).status).toBe(200);
+  });
+
+  it("queues rules through the admin endpoint for the next N matching calls", async () => {
+    const admin = { [ADMIN_SECRET_HEADER]: identity.adminSecret, "content-type": "application/json" };
+    expect((await call("/_admin/faults", { method: "POST", body: JSON.stringify({ status: 500 }) })).status).toBe(403);
+    const added = await call("/_admin/faults", { method: "POST", headers: admin, body: JSON.stringify({ path: "create_project", status: 400, code: "ProjectQuotaReached", times: 2 }) });
+    expect(added.status).toBe(204);
+    expect((await call("/api/deployment/provision_and_authorize", json({}, teamBearer))).status).toBe(400);
+    expect((await (await create()).json()).code).toBe("ProjectQuotaReached");
+    expect((await (await create()).json()).code).toBe("ProjectQuotaReached");
+    expect((await create()).status).toBe(200);
+
+    await call("/_admin/faults", { method: "POST", headers: admin, body: JSON.stringify({ status: 500, times: 5 }) });
+    expect((await call("/_admin/faults/clear", { method: "POST", headers: admin })).status).toBe(204);
+    expect((await create()).status).toBe(200);
+    expect((await call("/_admin/faults", { method: "POST", headers: admin, body: JSON.stringify({ status: 200 }) })).status).toBe(400);
+  });
+
+  it("adds latency, then handles the request", async () => {
+    vi.useFakeTimers();
+    emulator.faults.add({ latencyMs: 20 });
+    let settled = false;
+    const pending = create().then((response) => {
+      settled = true;
+      return response;
+    });
+    await vi.advanceTimersByTimeAsync(19);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    vi.useRealTimers();
+    expect((await pending).status).toBe(200);
+  });
+
+  it("hangs until the caller aborts", async () => {
+    emulator.faults.add({ hang: true });
+    const controller = new AbortController();
+    const pending = emulator.handle(new Request("http://127.0.0.1/emulator/api/create_project", { method: "POST", signal: controller.signal }));
+    controller.abort();
+    const response = await pending;
+    expect(response.status).toBe(504);
+  });
+
+  it("ends a forgotten hang after the limit", async () => {
+    vi.useFakeTimers();
+    emulator.faults.add({ hang: true });
+    const pending = create();
+    await vi.advanceTimersByTimeAsync(HANG_LIMIT_MS);
+    expect((await pending).status).toBe(504);
+  });
+});
+
+describe("FaultController", () => {
+  it("matches by path substring, in order, and consumes uses", () => {
+    const faults = new FaultController();
+    faults.add({ path: "query", status: 500, times: 2 });
+    faults.add({ status: 429 });
+    expect(faults.take("/deployments/x/api/query")?.status).toBe(500);
+    expect(faults.take("/api/create_project")?.status).toBe(429);
+    expect(faults.take("/api/create_project")).toBeUndefined();
+    expect(faults.take("/deployments/x/api/query")?.status).toBe(500);
+    expect(faults.take("/deployments/x/api/query")).toBeUndefined();
+    expect(() => faults.add({ status: 200 })).toThrow();
+  });
+});

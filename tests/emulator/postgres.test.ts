@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmulator, createEmulatorTeam } from "@/lib/emulator";
+import { openStore, type Sql } from "@/lib/store";
+import { createThrowawayDatabase } from "../helpers/postgres";
+
+/** The quota holds under concurrent creation on a real PostgreSQL with several connections. */
+describe("emulator on PostgreSQL", () => {
+  let database: Awaited<ReturnType<typeof createThrowawayDatabase>>;
+  let db: Sql;
+
+  beforeAll(async () => {
+    database = await createThrowawayDatabase();
+    db = await openStore({ databaseUrl: database.url, dataDir: process.env.DATA_DIR! });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await database?.drop();
+  });
+
+  it("never exceeds a team's quota when creations race", async () => {
+    const emulator = createEmulator({ db });
+    const { token } = await createEmulatorTeam(db, { slug: "racing-team", projectQuota: 3 });
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        emulator.handle(
+          new Request("http://127.0.0.1/emulator/api/create_project", {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: JSON.stringify({ team: "racing-team", projectName: `race ${index}`, deploymentType: "dev" }),
+          }),
+        ),
+      ),
+    );
+    const bodies = await Promise.all(responses.map((response) => response.json()));
+    const created = bodies.filter((body) => body.projectId !== undefined);
+    expect(created).toHaveLength(3);
+    expect(created.map((body) => body.projectsRemaining).sort()).toEqual([0, 1, 2]);
+    expect(bodies.filter((body) => body.code === "ProjectQuotaReached")).toHaveLength(5);
+    const { rows } = await db.query<{ count: number }>(
+      "select count(*)::int as count from emulator_projects p join emulator_teams t on t.id = p.team_id where t.slug = 'racing-team'",
+    );
+    expect(rows[0].count).toBe(3);
+  });
+});
