@@ -1,0 +1,58 @@
+import { redactSecrets } from "@/lib/log";
+import {
+  CommandExitError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  SandboxError,
+  SandboxNotFoundError,
+  SandboxTimeoutError,
+} from "../errors";
+
+/** What the failing call was about, so "not found" can name a file or a sandbox. */
+export interface E2BCallContext {
+  path?: string;
+  sandboxId?: string;
+}
+
+type ErrorFactory = (error: Error & Record<string, unknown>, context: E2BCallContext) => Error;
+
+const notFound: ErrorFactory = (_error, context) =>
+  context.path !== undefined ? new FileNotFoundError(context.path) : new SandboxNotFoundError(context.sandboxId ?? "(unknown)");
+
+/**
+ * SDK error class names (the SDK sets `name` on every class) to the port's errors. By name
+ * rather than `instanceof`, so it holds for the lazily imported SDK and for test fakes alike.
+ * `NotFoundError` is the deprecated parent older `^2` versions throw for both cases.
+ */
+const E2B_ERROR_MAP: Record<string, ErrorFactory> = {
+  CommandExitError: (error) =>
+    new CommandExitError({
+      exitCode: Number(error.exitCode),
+      ...(typeof error.error === "string" ? { error: error.error } : {}),
+      stdout: String(error.stdout ?? ""),
+      stderr: String(error.stderr ?? ""),
+    }),
+  TimeoutError: (error) => new SandboxTimeoutError(`E2B: ${redactSecrets(error.message)}`),
+  FileNotFoundError: notFound,
+  SandboxNotFoundError: (_error, context) => new SandboxNotFoundError(context.sandboxId ?? "(unknown)"),
+  NotFoundError: notFound,
+  InvalidArgumentError: (error) => new InvalidArgumentError(`E2B: ${redactSecrets(error.message)}`),
+};
+
+/** Maps anything the E2B SDK throws to the port's error hierarchy. */
+export function fromE2BError(error: unknown, context: E2BCallContext = {}): Error {
+  if (error instanceof SandboxError) return error;
+  if (!(error instanceof Error)) return new SandboxError(`E2B failed: ${redactSecrets(String(error))}`);
+  const factory = E2B_ERROR_MAP[error.name];
+  if (factory) return factory(error as Error & Record<string, unknown>, context);
+  return new SandboxError(`E2B failed: ${redactSecrets(error.message)}`, { cause: error });
+}
+
+/** Runs an SDK call and rethrows its failure as a port error. */
+export async function callE2B<T>(operation: () => Promise<T>, context: E2BCallContext = {}): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw fromE2BError(error, context);
+  }
+}

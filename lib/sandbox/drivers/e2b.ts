@@ -1,0 +1,102 @@
+import type { Sandbox as E2BSandbox, SandboxOnTimeout } from "e2b";
+import { NotConfiguredError } from "@/lib/errors";
+import { registerSecret } from "@/lib/log";
+import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
+import type { CreateSandboxOptions, Sandbox, SandboxProvider } from "../port";
+import { E2BCommands } from "./e2b-commands";
+import { callE2B } from "./e2b-errors";
+import { E2BFiles } from "./e2b-files";
+
+/** The part of the `e2b` module the driver uses; tests pass a fake through `lib`. */
+export type E2BLib = Pick<typeof import("e2b"), "Sandbox">;
+
+export interface E2BSandboxOptions {
+  /** E2B API key (`E2B_API_KEY`). Required. */
+  apiKey: string | undefined;
+  /** E2B template (machine image) to boot; the app template is copied on top. @default E2B's `base` */
+  e2bTemplate?: string;
+  /**
+   * Lifetime of a sandbox since its creation or last `connect`, in milliseconds. E2B caps it
+   * (1 h Hobby, 24 h Pro). @default 3_600_000
+   */
+  timeoutMs?: number;
+  /**
+   * What happens when the lifetime ends. `pause` keeps files and processes until the next
+   * `connect`; `kill` loses the sandbox. @default "pause"
+   */
+  onTimeout?: SandboxOnTimeout;
+  /** Directory of the templates `create({ template })` copies. @default `<cwd>/templates` */
+  templatesDir?: string;
+  /** The SDK module. @default the lazily imported `e2b` package */
+  lib?: E2BLib;
+}
+
+const DRIVER_NAME = "e2b";
+const DEFAULT_SANDBOX_TIMEOUT_MS = 60 * 60 * 1000;
+
+/** A sandbox of the E2B driver: the SDK's sandbox behind the port. */
+class E2BSandboxAdapter implements Sandbox {
+  readonly driver = DRIVER_NAME;
+  readonly sandboxId: string;
+  readonly files: E2BFiles;
+  readonly commands: E2BCommands;
+
+  constructor(private readonly sdk: E2BSandbox) {
+    this.sandboxId = sdk.sandboxId;
+    this.files = new E2BFiles(sdk);
+    this.commands = new E2BCommands(sdk);
+  }
+
+  getHost(port: number): string {
+    return this.sdk.getHost(port);
+  }
+
+  /** Every E2B sandbox has its own network, so the conventional port is always free. */
+  async reservePort(_name: string, preferred: number): Promise<number> {
+    return preferred;
+  }
+
+  async restart(): Promise<void> {
+    await this.commands.killAll();
+    await resetAppRepository(this);
+  }
+}
+
+/** The E2B sandbox driver (`SANDBOX_DRIVER=e2b`). The SDK is imported on first use only. */
+export function createE2BSandboxProvider(options: E2BSandboxOptions): SandboxProvider {
+  const { apiKey } = options;
+  if (!apiKey) throw new NotConfiguredError("SANDBOX_DRIVER=e2b needs E2B_API_KEY.", "sandbox_not_configured");
+  registerSecret(apiKey);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SANDBOX_TIMEOUT_MS;
+  let lib: Promise<E2BLib> | undefined;
+  const loadLib = () => (lib ??= options.lib ? Promise.resolve(options.lib) : import("e2b"));
+
+  const connect = async (sandboxId: string): Promise<Sandbox> => {
+    const { Sandbox: Sdk } = await loadLib();
+    return new E2BSandboxAdapter(await callE2B(() => Sdk.connect(sandboxId, { apiKey, timeoutMs }), { sandboxId }));
+  };
+
+  const kill = async (sandboxId: string): Promise<boolean> => {
+    const { Sandbox: Sdk } = await loadLib();
+    return callE2B(() => Sdk.kill(sandboxId, { apiKey }), { sandboxId });
+  };
+
+  const create = async ({ template }: CreateSandboxOptions = {}): Promise<Sandbox> => {
+    const { Sandbox: Sdk } = await loadLib();
+    const sdk = await callE2B(() =>
+      Sdk.create({ apiKey, template: options.e2bTemplate, timeoutMs, lifecycle: { onTimeout: options.onTimeout ?? "pause" } }),
+    );
+    const sandbox = new E2BSandboxAdapter(sdk);
+    if (template) {
+      try {
+        await seedAppFromTemplate(sandbox, template, options.templatesDir);
+      } catch (error) {
+        await kill(sandbox.sandboxId).catch(() => false);
+        throw error;
+      }
+    }
+    return sandbox;
+  };
+
+  return { driver: DRIVER_NAME, create, connect, kill };
+}

@@ -1,0 +1,195 @@
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { NotConfiguredError } from "@/lib/errors";
+import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
+import { InvalidArgumentError, SandboxNotFoundError } from "../errors";
+import type { CreateSandboxOptions, Sandbox, SandboxProvider } from "../port";
+import { LocalCommands } from "./local-commands";
+import { LocalFiles } from "./local-files";
+import { SandboxPaths } from "./local-paths";
+
+export interface LocalSandboxOptions {
+  /** Directory holding one directory per sandbox (`DATA_DIR/sandboxes`). Created when missing. */
+  root: string;
+  /** Directory of the templates `create({ template })` copies. @default `<cwd>/templates` */
+  templatesDir?: string;
+}
+
+const DRIVER_NAME = "local";
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Inside a sandbox's directory: `home/` is `/home/user`; the metadata file sits beside it. */
+const HOME_DIR = "home";
+const METADATA_FILE = "sandbox.json";
+
+interface SandboxMetadata {
+  sandboxId: string;
+  createdAt: string;
+  /** Host ports handed out by `reservePort`, by service name. */
+  ports: Record<string, number>;
+}
+
+/** The sandboxes' directory, really and as commands see it (see {@link commandRootFor}). */
+interface SandboxRoots {
+  real: string;
+  command: string;
+}
+
+/** What a path may hold to be pasted unquoted into shell text. */
+const SHELL_SAFE_PATH = /^[\w/.+@%:,=-]+$/;
+
+/**
+ * Commands get `/home/user` replaced by a host path pasted unquoted into their text, so a root
+ * with spaces or shell characters is reached through a symlink in the temp directory instead.
+ */
+async function commandRootFor(realRoot: string): Promise<string> {
+  if (SHELL_SAFE_PATH.test(realRoot)) return realRoot;
+  const digest = crypto.createHash("sha256").update(realRoot).digest("hex").slice(0, 16);
+  const alias = path.join(os.tmpdir(), `sandboxes-${digest}`);
+  await fs.symlink(realRoot, alias).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "EEXIST") throw error;
+  });
+  if (!SHELL_SAFE_PATH.test(alias) || (await fs.realpath(alias)) !== realRoot) {
+    throw new NotConfiguredError(`The local sandbox directory ${JSON.stringify(realRoot)} contains characters a shell would split; set DATA_DIR to a path without them.`);
+  }
+  return alias;
+}
+
+/** A port nothing listens on right now, chosen by the kernel. */
+function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A sandbox that is a directory on this machine (`<root>/<id>/home` plays `/home/user`) with
+ * commands run as child processes. Not an isolation boundary: commands run as the service's user.
+ */
+class LocalSandbox implements Sandbox {
+  readonly driver = DRIVER_NAME;
+  readonly files: LocalFiles;
+  readonly commands: LocalCommands;
+  private readonly dir: string;
+  private metadataLock: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly sandboxId: string,
+    roots: SandboxRoots,
+  ) {
+    this.dir = path.join(roots.real, sandboxId);
+    const paths = new SandboxPaths(path.join(this.dir, HOME_DIR), path.join(roots.command, sandboxId, HOME_DIR));
+    this.files = new LocalFiles(paths);
+    this.commands = new LocalCommands(sandboxId, paths);
+  }
+
+  getHost(port: number): string {
+    return `localhost:${port}`;
+  }
+
+  reservePort(name: string): Promise<number> {
+    // Serialised so two concurrent first calls do not hand out two different ports.
+    const reserved = this.metadataLock.then(async () => {
+      const metadata = await this.readMetadata();
+      if (metadata.ports[name]) return metadata.ports[name];
+      const port = await findFreePort();
+      await this.writeMetadata({ ...metadata, ports: { ...metadata.ports, [name]: port } });
+      return port;
+    });
+    this.metadataLock = reserved.catch(() => undefined);
+    return reserved;
+  }
+
+  async restart(): Promise<void> {
+    await this.commands.killAll();
+    await resetAppRepository(this);
+  }
+
+  async readMetadata(): Promise<SandboxMetadata> {
+    return JSON.parse(await fs.readFile(path.join(this.dir, METADATA_FILE), "utf8")) as SandboxMetadata;
+  }
+
+  async writeMetadata(metadata: SandboxMetadata): Promise<void> {
+    const target = path.join(this.dir, METADATA_FILE);
+    const temporary = `${target}.${crypto.randomUUID()}.tmp`;
+    await fs.writeFile(temporary, JSON.stringify(metadata, null, 2));
+    await fs.rename(temporary, target);
+  }
+}
+
+/** The local sandbox driver (`SANDBOX_DRIVER=local`, the default). */
+export function createLocalSandboxProvider(options: LocalSandboxOptions): SandboxProvider {
+  const attached = new Map<string, Promise<LocalSandbox>>();
+  let roots: Promise<SandboxRoots> | undefined;
+  const getRoots = () =>
+    (roots ??= (async () => {
+      await fs.mkdir(options.root, { recursive: true });
+      const real = await fs.realpath(options.root);
+      return { real, command: await commandRootFor(real) };
+    })());
+
+  const sandboxDir = async (sandboxId: string) => {
+    if (typeof sandboxId !== "string" || !ID_PATTERN.test(sandboxId)) {
+      throw new InvalidArgumentError(`Invalid sandbox id ${JSON.stringify(sandboxId)}.`);
+    }
+    return path.join((await getRoots()).real, sandboxId);
+  };
+
+  const attach = async (sandboxId: string): Promise<LocalSandbox> => {
+    const dir = await sandboxDir(sandboxId);
+    if (!(await fs.stat(path.join(dir, METADATA_FILE)).catch(() => null))) throw new SandboxNotFoundError(sandboxId);
+    const sandbox = new LocalSandbox(sandboxId, await getRoots());
+    // First attach in this server process: whatever still runs was started by an earlier one
+    // and can be neither listed nor stopped, so it goes (as after a sandbox reboot).
+    await sandbox.commands.killAll();
+    return sandbox;
+  };
+
+  const connect = (sandboxId: string): Promise<LocalSandbox> => {
+    let pending = attached.get(sandboxId);
+    if (!pending) {
+      pending = attach(sandboxId);
+      attached.set(sandboxId, pending);
+      pending.catch(() => attached.delete(sandboxId));
+    }
+    return pending;
+  };
+
+  const kill = async (sandboxId: string): Promise<boolean> => {
+    const sandbox = await connect(sandboxId).catch((error: unknown) => {
+      if (error instanceof SandboxNotFoundError) return null;
+      throw error;
+    });
+    if (!sandbox) return false;
+    await sandbox.commands.killAll();
+    attached.delete(sandboxId);
+    await fs.rm(await sandboxDir(sandboxId), { recursive: true, force: true });
+    return true;
+  };
+
+  const create = async ({ template }: CreateSandboxOptions = {}): Promise<Sandbox> => {
+    const sandboxId = `local-${crypto.randomBytes(10).toString("hex")}`;
+    await fs.mkdir(path.join(await sandboxDir(sandboxId), HOME_DIR), { recursive: true });
+    const sandbox = new LocalSandbox(sandboxId, await getRoots());
+    await sandbox.writeMetadata({ sandboxId, createdAt: new Date().toISOString(), ports: {} });
+    attached.set(sandboxId, Promise.resolve(sandbox));
+    if (template) {
+      try {
+        await seedAppFromTemplate(sandbox, template, options.templatesDir);
+      } catch (error) {
+        await kill(sandboxId);
+        throw error;
+      }
+    }
+    return sandbox;
+  };
+
+  return { driver: DRIVER_NAME, create, connect, kill };
+}

@@ -1,0 +1,46 @@
+import path from "node:path";
+import { getConfig } from "@/lib/config";
+import { createE2BSandboxProvider } from "./drivers/e2b";
+import { createLocalSandboxProvider } from "./drivers/local";
+import type { SandboxProvider } from "./port";
+
+export * from "./port";
+export * from "./errors";
+export { seedAppFromTemplate, resetAppRepository } from "./app-repository";
+export {
+  APP_DEV_PORT,
+  APP_DEV_SERVER_ROLE,
+  ensureAppDevServer,
+  getAppPreviewUrl,
+  restartAppDevServer,
+  startAppDevServer,
+  stopAppDevServer,
+  type AppDevServer,
+  type AppDevServerOptions,
+} from "./app-dev-server";
+export { findProcessesByRole, PROCESS_ROLE_VARIABLE, roleEnvs, stopProcessesByRole } from "./processes";
+export { createLineSplitter, type LineSplitter } from "./lines";
+
+/** The template new projects start from (`templates/app`). */
+export const APP_TEMPLATE = "app";
+
+// One provider per process, shared by every route bundle: the local driver tracks running
+// commands in memory, so two instances would not see each other's processes.
+const holder = globalThis as typeof globalThis & { __sandboxProvider?: SandboxProvider };
+
+/** The configured sandbox driver (`SANDBOX_DRIVER`: `local` by default, or `e2b`). */
+export function getSandboxProvider(): SandboxProvider {
+  if (!holder.__sandboxProvider) {
+    const config = getConfig();
+    holder.__sandboxProvider =
+      config.SANDBOX_DRIVER === "e2b"
+        ? createE2BSandboxProvider({ apiKey: config.E2B_API_KEY, e2bTemplate: config.E2B_TEMPLATE })
+        : createLocalSandboxProvider({ root: path.join(config.DATA_DIR, "sandboxes") });
+  }
+  return holder.__sandboxProvider;
+}
+
+/** Forgets the process-wide provider so the next call re-reads the configuration (tests). */
+export function resetSandboxProvider(): void {
+  holder.__sandboxProvider = undefined;
+}

@@ -1,0 +1,130 @@
+import http from "node:http";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { reloadConfig } from "@/lib/config";
+import { ConflictError } from "@/lib/errors";
+import {
+  APP_DEV_SERVER_ROLE,
+  APP_DIR,
+  ensureAppDevServer,
+  findProcessesByRole,
+  getAppPreviewUrl,
+  restartAppDevServer,
+  SandboxError,
+  SandboxTimeoutError,
+  startAppDevServer,
+  stopAppDevServer,
+  type Sandbox,
+} from "@/lib/sandbox";
+import { createLocalSandboxProvider } from "@/lib/sandbox/drivers/local";
+import { isProcessAlive } from "@/lib/sandbox/drivers/local-processes";
+
+/** Status of a GET sent with the path exactly as given. */
+function rawStatus(baseUrl: string, rawPath: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: "localhost", port: new URL(baseUrl).port, path: rawPath }, (response) => {
+        response.resume();
+        resolve(response.statusCode);
+      })
+      .on("error", reject);
+  });
+}
+
+const provider = createLocalSandboxProvider({ root: path.join(process.env.DATA_DIR!, "sandboxes") });
+let sandbox: Sandbox;
+const startedPids: number[] = [];
+
+beforeAll(async () => {
+  sandbox = await provider.create({ template: "app" });
+});
+
+afterAll(async () => {
+  await provider.kill(sandbox.sandboxId);
+  for (const pid of startedPids) expect(await isProcessAlive(pid)).toBe(false);
+});
+
+describe("app dev server (local driver, template preview server)", () => {
+  it("starts the preview server, which renders the home screen and follows edits", async () => {
+    const lines: string[] = [];
+    const server = await startAppDevServer(sandbox, { onStdout: (line) => void lines.push(line) });
+    startedPids.push(server.handle.pid);
+    expect(server.previewUrl).toBe(`http://localhost:${server.port}`);
+    expect(lines).toContain(`Preview server ready at http://localhost:${server.port}\n`);
+
+    const page = await fetch(server.previewUrl);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(await page.text()).toContain("Welcome to your app");
+
+    const screen = await sandbox.files.read(`${APP_DIR}/app/index.tsx`);
+    await sandbox.files.write(`${APP_DIR}/app/index.tsx`, screen.replace("Welcome to your app", "Tip calculator"));
+    expect(await (await fetch(server.previewUrl)).text()).toContain("Tip calculator");
+  });
+
+  it("serves asset files byte for byte and nothing outside assets/ and public/", async () => {
+    const previewUrl = await getAppPreviewUrl(sandbox); // the server started by the previous test
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 255]);
+    await sandbox.files.write(`${APP_DIR}/assets/images/logo.png`, png);
+    const asset = await fetch(`${previewUrl}/assets/images/logo.png`);
+    expect(asset.headers.get("content-type")).toBe("image/png");
+    expect(new Uint8Array(await asset.arrayBuffer())).toEqual(png);
+    // Raw request paths: fetch() would normalise the dot segments away before sending.
+    for (const forbidden of ["/package.json", "/assets/../package.json", "/assets/..%2fpackage.json", "/assets/missing.png"]) {
+      expect(await rawStatus(previewUrl, forbidden), forbidden).toBe(404);
+    }
+    expect((await fetch(previewUrl, { method: "HEAD" })).status).toBe(200);
+  });
+
+  it("refuses a second server, restarts on the same URL and stops", async () => {
+    await expect(startAppDevServer(sandbox)).rejects.toBeInstanceOf(ConflictError);
+    const [before] = await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE);
+    const restarted = await restartAppDevServer(sandbox);
+    startedPids.push(restarted.handle.pid);
+    expect(restarted.handle.pid).not.toBe(before.pid);
+    expect(await isProcessAlive(before.pid)).toBe(false);
+    expect((await fetch(restarted.previewUrl)).status).toBe(200);
+
+    expect(await stopAppDevServer(sandbox)).toBe(true);
+    expect(await stopAppDevServer(sandbox)).toBe(false);
+    await expect(fetch(restarted.previewUrl)).rejects.toThrow();
+  });
+
+  it("ensures a server runs after a sandbox restart, without starting a second one", async () => {
+    await sandbox.restart();
+    expect(await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE)).toEqual([]);
+    const previewUrl = await ensureAppDevServer(sandbox);
+    const [running] = await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE);
+    startedPids.push(running.pid);
+    expect(await ensureAppDevServer(sandbox)).toBe(previewUrl);
+    expect((await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE)).map((info) => info.pid)).toEqual([running.pid]);
+    expect((await fetch(previewUrl)).status).toBe(200);
+    await stopAppDevServer(sandbox);
+  });
+
+  it("reports a server that exits before answering, with its error output", async () => {
+    const failure = await startAppDevServer(sandbox, { command: "echo 'Cannot find module expo' >&2; exit 1" }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SandboxError);
+    expect(failure).toMatchObject({ code: "app_dev_server_failed" });
+    expect((failure as Error).message).toContain("Cannot find module expo");
+  });
+
+  it("kills a server that does not answer in time", async () => {
+    await expect(startAppDevServer(sandbox, { command: "sleep 300", readyTimeoutMs: 300 })).rejects.toBeInstanceOf(SandboxTimeoutError);
+    expect(await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE)).toEqual([]);
+  });
+
+  it("runs APP_DEV_COMMAND when it is configured", async () => {
+    vi.stubEnv("APP_DEV_COMMAND", `node -e "require('http').createServer((q, s) => s.end('custom')).listen(process.env.PORT)"`);
+    reloadConfig();
+    try {
+      const server = await startAppDevServer(sandbox);
+      startedPids.push(server.handle.pid);
+      expect(await (await fetch(server.previewUrl)).text()).toBe("custom");
+      await stopAppDevServer(sandbox);
+    } finally {
+      vi.unstubAllEnvs();
+      reloadConfig();
+    }
+  });
+});

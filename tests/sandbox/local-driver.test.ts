@@ -1,0 +1,90 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { InvalidArgumentError, type Sandbox } from "@/lib/sandbox";
+import { createLocalSandboxProvider } from "@/lib/sandbox/drivers/local";
+import { isProcessAlive, waitUntilGone } from "@/lib/sandbox/drivers/local-processes";
+
+const root = path.join(process.env.DATA_DIR!, "sandboxes");
+const provider = createLocalSandboxProvider({ root });
+const created: Sandbox[] = [];
+
+async function newSandbox(): Promise<Sandbox> {
+  const sandbox = await provider.create();
+  created.push(sandbox);
+  return sandbox;
+}
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  for (const sandbox of created) await provider.kill(sandbox.sandboxId);
+});
+
+describe("local sandbox driver", () => {
+  it("keeps the service's environment out of commands and maps HOME", async () => {
+    vi.stubEnv("E2B_API_KEY", "e2b_secret_value_for_test");
+    vi.stubEnv("DATABASE_URL", "postgres://user:secret@localhost/db");
+    const sandbox = await newSandbox();
+    const { stdout } = await sandbox.commands.run("env");
+    expect(stdout).not.toContain("e2b_secret_value_for_test");
+    expect(stdout).not.toContain("DATABASE_URL");
+    expect(stdout).toContain("HOME=/home/user\n");
+    expect(stdout).toContain(`SANDBOX_ID=${sandbox.sandboxId}\n`);
+  });
+
+  it("refuses to remove the home directory and refuses malformed sandbox ids", async () => {
+    const sandbox = await newSandbox();
+    await expect(sandbox.files.remove("/home/user")).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(provider.connect("../../etc")).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(provider.kill("a/b")).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it("after a server restart, reconnects to the directory, keeps ports and ends stray processes", async () => {
+    const sandbox = await newSandbox();
+    const port = await sandbox.reservePort("app", 8081);
+    await sandbox.files.write("/home/user/kept.txt", "still here");
+    // One process tracked in memory, one that left its process group: neither can be managed
+    // by the next server process, so reconnecting ends both.
+    const tracked = await sandbox.commands.run("sleep 300", { background: true, timeoutMs: 0 });
+    const escaped = Number((await sandbox.commands.run("setsid sleep 300 > /dev/null 2>&1 & echo $!")).stdout);
+    expect(await isProcessAlive(escaped)).toBe(true);
+
+    const restartedServer = createLocalSandboxProvider({ root });
+    const reconnected = await restartedServer.connect(sandbox.sandboxId);
+    expect(await isProcessAlive(tracked.pid)).toBe(false);
+    expect(await isProcessAlive(escaped)).toBe(false);
+    expect(await reconnected.commands.list()).toEqual([]);
+    expect(await reconnected.reservePort("app", 8081)).toBe(port);
+    expect(await reconnected.files.read("kept.txt")).toBe("still here");
+    expect(reconnected.getHost(port)).toBe(`localhost:${port}`);
+  });
+
+  it("runs commands with /home/user paths when the data directory holds a space", async () => {
+    const spaced = createLocalSandboxProvider({ root: path.join(process.env.DATA_DIR!, "my sandboxes") });
+    const sandbox = await spaced.create();
+    try {
+      await sandbox.files.write("/home/user/app/note.txt", "spaced");
+      const result = await sandbox.commands.run("cat /home/user/app/note.txt && cd $HOME/app && pwd");
+      expect(result.stdout).toBe("spaced/home/user/app\n");
+    } finally {
+      await spaced.kill(sandbox.sandboxId);
+    }
+  });
+
+  it("hands out different ports to different sandboxes and services", async () => {
+    const [first, second] = await Promise.all([newSandbox(), newSandbox()]);
+    const ports = await Promise.all([first.reservePort("app", 8081), first.reservePort("backend", 3210), second.reservePort("app", 8081)]);
+    expect(new Set(ports).size).toBe(3);
+  });
+
+  it("ends a sandbox's commands when the server process dies, even by SIGKILL", async () => {
+    const fixture = fileURLToPath(new URL("./fixtures/die-with-running-command.ts", import.meta.url));
+    const died = await promisify(execFile)(process.execPath, ["--import", "tsx", fixture, root]).catch((error: { stdout: string; signal: string }) => error);
+    expect(died).toMatchObject({ signal: "SIGKILL" });
+    const pids = died.stdout.trim().split(" ").map(Number);
+    expect(pids.length).toBeGreaterThanOrEqual(3); // supervisor, both sleeps (and the lifeline job)
+    await expect(waitUntilGone(pids, [])).resolves.toBeUndefined();
+  });
+});
