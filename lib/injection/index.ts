@@ -1,0 +1,3 @@
+export { InjectionError, type InjectionErrorCode } from "./errors";
+export { injectBackendWrapper, type InjectionResult } from "./layout";
+export { getBackendTemplateFiles, type TemplateFile } from "./templates";

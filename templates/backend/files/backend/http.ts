@@ -1,0 +1,5 @@
+import { httpRouter } from "convex/server";
+
+const http = httpRouter();
+
+export default http;

@@ -1,0 +1,131 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { AppError } from "@/lib/errors";
+import { injectBackendWrapper, InjectionError, type InjectionErrorCode } from "@/lib/injection";
+import { parseLayout, withoutInjection, wrappedElements } from "./helpers";
+
+const FIXTURES = path.join(import.meta.dirname, "fixtures");
+const read = (name: string) => fs.readFileSync(path.join(FIXTURES, name), "utf8");
+
+/** Every fixture that can be injected, with the elements that must end up directly inside `<BackendWrapper>`. */
+const INJECTABLE: Record<string, string[]> = {
+  "alias-without-suffix.tsx": ["NavTheme"],
+  "aliased-theme-provider.tsx": ["NavigationThemeProvider"],
+  "already-injected.tsx": ["ThemeProvider"],
+  "anonymous-default.tsx": ["ThemeProvider"],
+  "arrow-export-at-end.tsx": ["ThemeProvider"],
+  "arrow-expression-body.tsx": ["ThemeProvider"],
+  "comments-everywhere.tsx": ["ThemeProvider"],
+  "conditional-return.tsx": ["ThemeProvider"],
+  "custom-app-theme-provider.tsx": ["AppThemeProvider"],
+  "existing-convex-import.tsx": ["ThemeProvider"],
+  "expo-default-template.tsx": ["ThemeProvider"],
+  "export-as-default.tsx": ["ThemeProvider"],
+  "four-space-indent.jsx": ["ThemeProvider"],
+  "javascript-layout.jsx": ["ThemeProvider"],
+  "js-extension-arrow.js": ["ThemeProvider"],
+  "loading-view-and-theme.tsx": ["View", "ThemeProvider"],
+  "local-providers-component.tsx": ["ThemeProvider"],
+  "logical-and-return.tsx": ["ThemeProvider"],
+  "memo-inline-function.tsx": ["ThemeProvider"],
+  "multiline-last-import.tsx": ["ThemeProvider"],
+  "namespace-theme-provider.tsx": ["Navigation.ThemeProvider"],
+  "nested-theme-providers.tsx": ["ThemeProvider"],
+  "no-theme-fragment.tsx": ["<>"],
+  "no-theme-provider.tsx": ["SafeAreaProvider"],
+  "paper-provider-without-theme-provider.tsx": ["GestureHandlerRootView"],
+  "partially-injected.tsx": ["ThemeProvider"],
+  "providers-around-theme.tsx": ["ThemeProvider"],
+  "providers-inside-theme.tsx": ["ThemeProvider"],
+  "root-layout-nav.tsx": ["ThemeProvider"],
+  "self-closing-slot.tsx": ["Slot"],
+  "semicolon-free.tsx": ["ThemeProvider"],
+  "sentry-wrapped.tsx": ["ThemeProvider"],
+  "several-returns.tsx": ["ThemeProvider", "ThemeProvider"],
+  "single-line-theme.tsx": ["ThemeProvider"],
+  "tab-indented.tsx": ["ThemeProvider"],
+  "theme-in-conditional-child.tsx": ["ThemeProvider"],
+  "theme-provider-beside-routes.tsx": ["GestureHandlerRootView"],
+  "themed-status-bar-sibling.tsx": ["<>"],
+  "typed-fc-component.tsx": ["ThemeProvider"],
+};
+
+/** Fixtures with no safe place for the wrapper: the error code and a phrase the message must contain. */
+const REFUSED: Record<string, [InjectionErrorCode, string]> = {
+  "fail-class-component.tsx": ["layout_unsupported_export", "class component"],
+  "fail-foreign-convex-provider.tsx": ["layout_name_collision", "`ConvexProvider`"],
+  "fail-imported-default.tsx": ["layout_unsupported_export", 'imported from "@/features/shell/RootLayout"'],
+  "fail-no-default-export.tsx": ["layout_no_default_export", "has no default export"],
+  "fail-own-backend-wrapper.tsx": ["layout_name_collision", "`BackendWrapper`"],
+  "fail-reexported-default.tsx": ["layout_unsupported_export", "re-exported"],
+  "fail-returns-call.tsx": ["layout_unsafe_jsx", "`renderWithProviders(<Stack />)`"],
+  "fail-returns-variable.tsx": ["layout_unsafe_jsx", "`content`"],
+  "fail-shadowed-client-name.tsx": ["layout_name_collision", "`backendClient`"],
+};
+
+describe("fixture set", () => {
+  it("has at least 25 injectable layouts and every fixture file is listed exactly once", () => {
+    const files = fs.readdirSync(FIXTURES).sort();
+    expect(Object.keys(INJECTABLE).length).toBeGreaterThanOrEqual(25);
+    expect([...Object.keys(INJECTABLE), ...Object.keys(REFUSED)].sort()).toEqual(files);
+  });
+});
+
+describe.each(Object.entries(INJECTABLE))("injectBackendWrapper on %s", (name, expectedWrapped) => {
+  const source = read(name);
+  const first = injectBackendWrapper(source, name);
+
+  it("returns code that parses in the layout's own language", () => {
+    expect(() => parseLayout(first.code, name)).not.toThrow();
+  });
+
+  it("wraps exactly the expected elements", () => {
+    expect(wrappedElements(parseLayout(first.code, name))).toEqual(expectedWrapped);
+  });
+
+  it("changes nothing else: without the injected parts the program equals the original", () => {
+    expect(withoutInjection(parseLayout(first.code, name))).toEqual(withoutInjection(parseLayout(source, name)));
+  });
+
+  it("adds the client from APP_PUBLIC_BACKEND_URL and the wrapper exactly once", () => {
+    expect(first.code.match(/function BackendWrapper\(/g)).toHaveLength(1);
+    expect(first.code.match(/const backendClient = process\.env\.APP_PUBLIC_BACKEND_URL/g)).toHaveLength(1);
+    expect(first.code.match(/unsavedChangesWarning: false/g)).toHaveLength(1);
+    expect(first.code).toMatch(/import \{[^}]*\bConvexProvider, ConvexReactClient\b[^}]*\} from ["']convex\/react["']/);
+  });
+
+  it("is idempotent: a second run reports no change and returns identical code", () => {
+    const second = injectBackendWrapper(first.code, name);
+    expect(second).toEqual({ changed: false, code: first.code });
+  });
+
+  it("matches the reviewed output", async () => {
+    await expect(first.code).toMatchFileSnapshot(path.join("__snapshots__", `${name}.snap`));
+  });
+});
+
+describe("already injected layouts", () => {
+  it("reports no change and returns the source untouched, even when reformatted", () => {
+    const source = read("already-injected.tsx");
+    expect(injectBackendWrapper(source, "already-injected.tsx")).toEqual({ changed: false, code: source });
+  });
+});
+
+describe.each(Object.entries(REFUSED))("injectBackendWrapper refuses %s", (name, [code, phrase]) => {
+  it(`throws ${code} (HTTP 422) with a message naming the file`, () => {
+    const error = (() => {
+      try {
+        injectBackendWrapper(read(name), `app/${name}`);
+      } catch (thrown) {
+        return thrown;
+      }
+      throw new Error("expected injectBackendWrapper to throw");
+    })();
+    expect(error).toBeInstanceOf(InjectionError);
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ name: "InjectionError", status: 422, code });
+    expect((error as Error).message).toContain(`app/${name}`);
+    expect((error as Error).message).toContain(phrase);
+  });
+});
