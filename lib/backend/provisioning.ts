@@ -99,6 +99,11 @@ export interface ProvisionWorkflowOptions extends ManagementApiOptions {
    * caller can record the project id: a failure later then never leaves an unknown project behind.
    */
   onProjectCreated?: (project: CreateProjectResponse) => void | Promise<void>;
+  /**
+   * A project an earlier, interrupted run already created (as reported to `onProjectCreated`):
+   * the workflow then only provisions its deployment and never creates a second project.
+   */
+  resumeFrom?: CreateProjectResponse;
 }
 
 /**
@@ -109,8 +114,11 @@ export async function provisionProjectWithToken(
   input: Omit<CreateProjectInput, "deploymentType">,
   options: ProvisionWorkflowOptions = {},
 ): Promise<ProvisionedBackendProject> {
-  const created = await createProjectWithToken({ ...input, deploymentType: "dev" }, options);
-  await options.onProjectCreated?.(created);
+  let created = options.resumeFrom;
+  if (!created) {
+    created = await createProjectWithToken({ ...input, deploymentType: "dev" }, options);
+    await options.onProjectCreated?.(created);
+  }
   const deployment = await provisionDeploymentWithToken(
     { bearerToken: input.bearerToken, teamSlug: created.teamSlug, projectSlug: created.projectSlug, deploymentType: "dev" },
     options,

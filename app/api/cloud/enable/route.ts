@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { requireProjectOwner, requireUser } from "@/lib/auth";
+import { enableCloudBackend, requireManagedSettings } from "@/lib/cloud/enable";
+import { parseJsonBody, route } from "@/lib/http";
+
+export const dynamic = "force-dynamic";
+
+const enableBody = z.object({ projectId: z.string().min(1) });
+
+export const POST = route(async (request) => {
+  await requireUser(request);
+  const { projectId } = await parseJsonBody(request, enableBody);
+  requireManagedSettings();
+  const { project } = await requireProjectOwner(request, projectId);
+  const state = await enableCloudBackend(project);
+  return Response.json({ success: true, deploymentUrl: state.deploymentUrl });
+});

@@ -1,0 +1,109 @@
+import fs from "node:fs";
+import path from "node:path";
+import { getConfig } from "@/lib/config";
+import { createErrorReporter } from "@/lib/devlog";
+import { log } from "@/lib/log";
+import { registerSecret } from "@/lib/log/redact";
+import type { Realtime } from "@/lib/realtime";
+import {
+  APP_DIR,
+  findProcessesByRole,
+  roleEnvs,
+  SANDBOX_HOME,
+  stopProcessesByRole,
+  type Sandbox,
+} from "@/lib/sandbox";
+
+export const BACKEND_DEV_SERVER_ROLE = "backend-dev-server";
+
+/** Where the offline stand-in of the backend CLI is placed in a sandbox (outside the app repo). */
+const LOCAL_DEV_SCRIPT = `${SANDBOX_HOME}/.backend-dev/local-backend-dev.mjs`;
+const LOCAL_DEV_SCRIPT_SOURCE = path.join(
+  /*turbopackIgnore: true*/ process.cwd(),
+  "templates",
+  "backend-dev",
+  "local-backend-dev.mjs",
+);
+
+/**
+ * Default commands. The URL and admin key arrive as environment variables of the process, so
+ * they never appear in the command text we log. Hosted: the real CLI, non-interactive (`CI=1`
+ * also disables its telemetry and colours); local: a stand-in that needs no network.
+ */
+const DEFAULT_COMMANDS = {
+  hosted: 'npx convex dev --url "$BACKEND_DEPLOYMENT_URL" --admin-key "$BACKEND_ADMIN_KEY" --typecheck=disable --tail-logs always',
+  local: `node ${LOCAL_DEV_SCRIPT}`,
+} as const;
+
+export interface BackendDevServerOptions {
+  adminKey: string;
+  deploymentUrl: string;
+  /** Where error notifications go. @default getRealtime() */
+  realtime?: Realtime;
+  /** Multi-line error grouping delay. @default 500 */
+  groupDelayMs?: number;
+}
+
+async function installLocalStandIn(sandbox: Sandbox): Promise<void> {
+  await sandbox.files.write(LOCAL_DEV_SCRIPT, fs.readFileSync(LOCAL_DEV_SCRIPT_SOURCE, "utf8"));
+}
+
+/** Whether the backend dev server of a sandbox is running. */
+export async function isBackendDevServerRunning(sandbox: Sandbox): Promise<boolean> {
+  return (await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).length > 0;
+}
+
+/** Stops the backend dev server; false when none ran. */
+export async function stopBackendDevServer(sandbox: Sandbox): Promise<boolean> {
+  return (await stopProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)) > 0;
+}
+
+/**
+ * Spec 4.5 startBackendDevServer: (re)starts the backend dev server in the background with no
+ * command timeout (E2B's default 60 s would kill it), its output fed line by line to the error
+ * scanner, which publishes to `<project_id>-errors`. Any previous instance is stopped first, so
+ * there is never more than one, and a server whose output stream was lost (service restart,
+ * reconnect) is replaced by one we are attached to. Returns false when it could not start.
+ */
+export async function startBackendDevServer(
+  sandbox: Sandbox,
+  projectId: string,
+  options: BackendDevServerOptions,
+): Promise<boolean> {
+  const config = getConfig();
+  registerSecret(options.adminKey);
+  const command = config.BACKEND_DEV_COMMAND ?? DEFAULT_COMMANDS[config.BACKEND_PROVIDER];
+  const reporter = createErrorReporter({
+    projectId,
+    source: "backend-dev",
+    realtime: options.realtime,
+    groupDelayMs: options.groupDelayMs,
+  });
+  try {
+    await stopBackendDevServer(sandbox);
+    if (!config.BACKEND_DEV_COMMAND && config.BACKEND_PROVIDER === "local") await installLocalStandIn(sandbox);
+    const handle = await sandbox.commands.run(command, {
+      background: true,
+      cwd: APP_DIR,
+      timeoutMs: 0,
+      envs: {
+        ...roleEnvs(BACKEND_DEV_SERVER_ROLE),
+        BACKEND_DEPLOYMENT_URL: options.deploymentUrl,
+        BACKEND_ADMIN_KEY: options.adminKey,
+        CI: "1",
+      },
+      onStdout: (line) => reporter.write(line),
+      onStderr: (line) => reporter.write(line),
+    });
+    // Flush what is buffered when the server ends, whatever the reason.
+    handle.wait().then(
+      () => reporter.close(),
+      () => reporter.close(),
+    );
+    return true;
+  } catch (error) {
+    await reporter.close();
+    log.warn("backend dev server did not start", { projectId, error });
+    return false;
+  }
+}

@@ -1,0 +1,75 @@
+import { getBackendSettings, isManagedModeConfigured, provisionManagedProject, type BackendSettings } from "@/lib/backend";
+import { getConfig } from "@/lib/config";
+import { ConflictError, NotConfiguredError } from "@/lib/errors";
+import { getSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { getStore } from "@/lib/store";
+import type { Project } from "@/lib/store/projects";
+import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
+import { finishSandboxSetup, injectBackendIntoSandbox } from "./sandbox-setup";
+
+type ManagedSettings = BackendSettings & { teamScopedToken: string; teamSlug: string };
+
+/** Spec 5.1: managed mode needs the team token and slug; checked before anything is touched. */
+export function requireManagedSettings(): ManagedSettings {
+  const settings = getBackendSettings(getConfig());
+  if (!isManagedModeConfigured(settings)) {
+    throw new NotConfiguredError(
+      "The cloud backend is not configured: set BACKEND_TEAM_SCOPED_TOKEN and BACKEND_TEAM_SLUG.",
+      "backend_not_configured",
+    );
+  }
+  return settings;
+}
+
+/** The project's sandbox; a project without one cannot receive the backend files. */
+export async function connectProjectSandbox(project: Project): Promise<Sandbox> {
+  if (!project.sandboxId) throw new ConflictError("The project has no sandbox.", "no_sandbox");
+  return getSandboxProvider().connect(project.sandboxId);
+}
+
+/** The sandbox half of a provisioning plan, shared by enable and the OAuth callback. */
+export function sandboxSteps(sandbox: Sandbox, projectId: string): Pick<ProvisioningPlan, "prepareSandbox" | "finishSandbox"> {
+  return {
+    prepareSandbox: () => injectBackendIntoSandbox(sandbox),
+    finishSandbox: (backend) => finishSandboxSetup(sandbox, projectId, backend),
+  };
+}
+
+function managedProvision(settings: ManagedSettings, project: Project): ProvisioningPlan["provision"] {
+  return (workflow) =>
+    provisionManagedProject(
+      { teamScopedToken: settings.teamScopedToken, teamSlug: settings.teamSlug, projectName: project.name },
+      { ...settings, ...workflow },
+    );
+}
+
+/**
+ * POST /api/cloud/enable (spec 4.1): provisions a managed backend for the project and sets up its
+ * sandbox, exactly once; an already connected project answers its stored state.
+ */
+export async function enableCloudBackend(project: Project, options: RunnerOptions = {}): Promise<ConnectedState> {
+  const settings = requireManagedSettings();
+  const sandbox = await connectProjectSandbox(project);
+  return runProvisioning(
+    await getStore(),
+    {
+      projectId: project.id,
+      userId: project.ownerId,
+      kind: "enable",
+      mode: "managed",
+      provision: managedProvision(settings, project),
+      ...sandboxSteps(sandbox, project.id),
+    },
+    options,
+  );
+}
+
+/** POST /api/backend/managed/connect: the same provisioning without touching the sandbox. */
+export async function connectManagedBackend(project: Project, options: RunnerOptions = {}): Promise<ConnectedState> {
+  const settings = requireManagedSettings();
+  return runProvisioning(
+    await getStore(),
+    { projectId: project.id, userId: project.ownerId, kind: "connect", mode: "managed", provision: managedProvision(settings, project) },
+    options,
+  );
+}

@@ -1,0 +1,25 @@
+import { AppError } from "@/lib/errors";
+
+/** Provisioning failed upstream; the project's state records the same message as `failed`. */
+export class ProvisioningFailedError extends AppError {
+  constructor(message: string, code = "provisioning_failed", options?: { cause?: unknown }) {
+    super(502, code, message, options);
+    this.name = "ProvisioningFailedError";
+  }
+}
+
+/** Another run holds the project's lease and did not finish within the wait. */
+export class ProvisioningInProgressError extends AppError {
+  constructor() {
+    super(409, "in_progress", "The backend of this project is being set up by another request; try again shortly.");
+    this.name = "ProvisioningInProgressError";
+  }
+}
+
+/** This run's lease expired and another run took over; this run must stop without writing. */
+export class LeaseLostError extends Error {
+  constructor() {
+    super("The provisioning lease was taken over by another run.");
+    this.name = "LeaseLostError";
+  }
+}

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POST as enableRoute } from "@/app/api/cloud/enable/route";
+import { reloadConfig } from "@/lib/config";
+import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
+import { enableCloudBackend } from "@/lib/cloud/enable";
+import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole } from "@/lib/sandbox";
+import { getCredentials } from "@/lib/store/credentials";
+import { getLatestOperation } from "@/lib/store/operations";
+import { getProject, type Project } from "@/lib/store/projects";
+import { startCloudFixture, type CloudFixture } from "./fixture";
+
+let fx: CloudFixture;
+
+const enable = (projectId: string, headers = fx.owner.headers) =>
+  enableRoute(
+    new Request("http://localhost/api/cloud/enable", {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ projectId }),
+    }),
+    undefined,
+  );
+
+const stateOf = async (project: Project) => (await getProject(fx.db, project.id))?.backendProject;
+
+beforeAll(async () => {
+  fx = await startCloudFixture();
+});
+afterAll(async () => {
+  await fx.close();
+});
+
+describe("POST /api/cloud/enable", () => {
+  it("injects, provisions, stores, writes env, commits and starts both dev servers", async () => {
+    const project = await fx.newProject();
+    const response = await enable(project.id);
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    const body = JSON.parse(text);
+    expect(body).toEqual({ success: true, deploymentUrl: expect.stringContaining("/emulator/deployments/") });
+
+    const sandbox = await fx.sandboxOf(project);
+    expect(JSON.parse(await sandbox.files.read(`${APP_DIR}/backend.json`))).toEqual({ functions: "backend/" });
+    for (const file of ["schema.ts", "auth.config.ts", "http.ts", "tsconfig.json"]) {
+      expect(await sandbox.files.exists(`${APP_DIR}/backend/${file}`)).toBe(true);
+    }
+    const layout = await sandbox.files.read(`${APP_DIR}/app/_layout.tsx`);
+    expect(layout).toMatch(/<BackendWrapper>\s*<ThemeProvider/);
+    expect(layout).toContain("process.env.APP_PUBLIC_BACKEND_URL");
+    expect(await sandbox.files.read(`${APP_DIR}/.env.local`)).toBe(`APP_PUBLIC_BACKEND_URL=${body.deploymentUrl}\n`);
+    const log = await sandbox.commands.run("git log -1 --format=%s && git status --porcelain", { cwd: APP_DIR });
+    expect(log.stdout).toBe("Enable Convex cloud backend\n");
+
+    const state = await stateOf(project);
+    expect(state).toMatchObject({ kind: "connected", deploymentUrl: body.deploymentUrl, teamSlug: expect.any(String) });
+    expect(state).not.toHaveProperty("warningMessage");
+
+    const credentials = await getCredentials(fx.db, project.id);
+    expect(credentials).toMatchObject({ mode: "managed", deploymentUrl: body.deploymentUrl, backendProjectId: expect.any(Number) });
+    expect(credentials!.adminKey).toMatch(/^project:[^:]+:[^|]+\|.+/);
+    const raw = await fx.db.query("select * from backend_project_credentials where project_id = $1", [project.id]);
+    expect(JSON.stringify(raw.rows)).not.toContain(credentials!.adminKey.split("|")[1]);
+    expect(text).not.toContain(credentials!.adminKey.split("|")[1]);
+
+    expect(await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE)).toHaveLength(1);
+    expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
+    expect(await fx.emulatedProjects(project.name)).toBe(1);
+  });
+
+  it("returns the stored URL and does nothing else when already connected", async () => {
+    const project = await fx.newProject();
+    const first = await (await enable(project.id)).json();
+    const operation = await getLatestOperation(fx.db, project.id);
+    const again = await enable(project.id);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(first);
+    expect((await getLatestOperation(fx.db, project.id))?.id).toBe(operation?.id);
+    expect(await fx.emulatedProjects(project.name)).toBe(1);
+  });
+
+  it("answers 503 before touching anything when the team token or slug is missing", async () => {
+    const project = await fx.newProject();
+    process.env.BACKEND_PROVIDER = "hosted";
+    reloadConfig();
+    try {
+      const response = await enable(project.id);
+      expect(response.status).toBe(503);
+      expect((await response.json()).error.code).toBe("backend_not_configured");
+    } finally {
+      process.env.BACKEND_PROVIDER = "local";
+      reloadConfig();
+    }
+    const sandbox = await fx.sandboxOf(project);
+    expect(await sandbox.files.exists(`${APP_DIR}/backend.json`)).toBe(false);
+    expect(await stateOf(project)).toBeNull();
+    expect(await getLatestOperation(fx.db, project.id)).toBeNull();
+  });
+
+  it("answers 401 without a caller and 404 for someone else's project", async () => {
+    const project = await fx.newProject();
+    expect((await enable(project.id, {})).status).toBe(401);
+    const { createTestUser } = await import("../helpers/users");
+    const stranger = await createTestUser(fx.db, "Stranger");
+    expect((await enable(project.id, stranger.headers)).status).toBe(404);
+    expect(await stateOf(project)).toBeNull();
+  });
+
+  it("records failed with the quota message when the plan limit is reached", async () => {
+    const project = await fx.newProject();
+    fx.emulator.emulator.faults.add({ path: "create_project", status: 400, code: "ProjectQuotaReached", message: "Team has reached its project limit" });
+    const response = await enable(project.id);
+    expect(response.status).toBe(502);
+    const body = await response.json();
+    expect(body.error.message).toContain("ProjectQuotaReached");
+    expect(await stateOf(project)).toEqual({ kind: "failed", errorMessage: body.error.message });
+    expect(await fx.emulatedProjects(project.name)).toBe(0);
+  });
+
+  it("records failed on a 5xx and a retry reuses the project already created", async () => {
+    const project = await fx.newProject();
+    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 500 });
+    const failed = await enable(project.id);
+    expect(failed.status).toBe(502);
+    expect(await stateOf(project)).toMatchObject({ kind: "failed", errorMessage: expect.any(String) });
+    expect(await fx.emulatedProjects(project.name)).toBe(1);
+
+    const retried = await enable(project.id);
+    expect(retried.status).toBe(200);
+    expect(await stateOf(project)).toMatchObject({ kind: "connected" });
+    expect(await fx.emulatedProjects(project.name)).toBe(1);
+  });
+
+  it("provisions once for 20 concurrent enables", async () => {
+    const project = await fx.newProject();
+    const responses = await Promise.all(Array.from({ length: 20 }, () => enable(project.id)));
+    const bodies = await Promise.all(responses.map((response) => response.json()));
+    expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
+    expect(new Set(bodies.map((body) => body.deploymentUrl)).size).toBe(1);
+    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    const sandbox = await fx.sandboxOf(project);
+    expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
+  });
+
+  it("resumes a run that died after provisioning without creating a second project", async () => {
+    const project = await fx.newProject();
+    let reachedProvisioned!: () => void;
+    const provisioned = new Promise<void>((resolve) => (reachedProvisioned = resolve));
+    // The first run stops for good right after journaling the provisioned project, like a killed process.
+    const crashed = enableCloudBackend(project, {
+      onStep: (step) => (step === "provisioned" ? (reachedProvisioned(), new Promise<never>(() => undefined)) : Promise.resolve()),
+    });
+    void crashed;
+    await provisioned;
+    expect(await stateOf(project)).toEqual({ kind: "connecting" });
+
+    // Its lease runs out; the next enable takes over from the journal.
+    await fx.db.query("update enable_operations set lease_expires_at = now() - interval '1 second' where project_id = $1 and status = 'running'", [
+      project.id,
+    ]);
+    const response = await enable(project.id);
+    expect(response.status).toBe(200);
+    expect(await stateOf(project)).toMatchObject({ kind: "connected" });
+    expect(await fx.emulatedProjects(project.name)).toBe(1);
+  });
+});

@@ -1,0 +1,49 @@
+import crypto from "node:crypto";
+import { reloadConfig } from "@/lib/config";
+import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
+import { createProject } from "@/lib/projects";
+import { getSandboxProvider, resetSandboxProvider } from "@/lib/sandbox";
+import { getStore, type Sql } from "@/lib/store";
+import type { Project } from "@/lib/store/projects";
+import { createTestUser } from "../helpers/users";
+
+/**
+ * The product on embedded defaults with its management API pointed at an emulator served over
+ * loopback HTTP, plus helpers to make projects (real local sandboxes) and count what the
+ * emulator created.
+ */
+export async function startCloudFixture(env: Record<string, string> = {}) {
+  const db = await getStore();
+  const emulator = await startEmulatorServer();
+  Object.assign(process.env, { BACKEND_PROVIDER: "local", PROVISION_HOST: emulator.baseUrl, ...env });
+  reloadConfig();
+  resetSandboxProvider();
+  const owner = await createTestUser(db, "Owner");
+  const sandboxes: string[] = [];
+
+  return {
+    db,
+    emulator,
+    owner,
+    async newProject(): Promise<Project> {
+      const project = await createProject(db, owner.user.id, `app-${crypto.randomBytes(4).toString("hex")}`);
+      sandboxes.push(project.sandboxId!);
+      return project;
+    },
+    async sandboxOf(project: Project) {
+      return getSandboxProvider().connect(project.sandboxId!);
+    },
+    /** Backend projects the emulator created under this name. */
+    async emulatedProjects(name: string): Promise<number> {
+      const { rows } = await db.query<{ count: number }>("select count(*)::int as count from emulator_projects where name = $1", [name]);
+      return rows[0].count;
+    },
+    async close() {
+      for (const id of sandboxes) await getSandboxProvider().kill(id);
+      await emulator.close();
+    },
+  };
+}
+
+export type CloudFixture = Awaited<ReturnType<typeof startCloudFixture>>;
+export type { EmulatorServer, Sql };
