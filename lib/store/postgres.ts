@@ -1,4 +1,5 @@
 import pg from "pg";
+import { log } from "@/lib/log";
 import { INT8_OID, type Sql, type SqlExecutor } from "./sql";
 
 function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
@@ -22,6 +23,9 @@ const typeParsers = {
 /** A pooled connection to any PostgreSQL, Supabase's included. */
 export async function openPostgres(connectionString: string, options: { max?: number } = {}): Promise<Sql> {
   const pool = new pg.Pool({ connectionString, max: options.max ?? 10, types: typeParsers });
+  // An idle connection closed by the server (restart, failover) must not crash the process;
+  // the pool replaces it on the next query.
+  pool.on("error", (error) => log.warn("idle database connection lost", { error }));
   // Fail fast with a clear message instead of on the first request.
   const client = await pool.connect().catch(async (error: Error) => {
     await pool.end();
