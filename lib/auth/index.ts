@@ -55,7 +55,12 @@ export async function requireUser(request: Request): Promise<User> {
  */
 export async function requireProjectOwner(request: Request, projectId: string): Promise<{ user: User; project: Project }> {
   const user = await requireUser(request);
+  return { user, project: await requireOwnedProject(user, projectId) };
+}
+
+/** The project when `user` owns it; otherwise the same 404 as a missing project. */
+export async function requireOwnedProject(user: User, projectId: string): Promise<Project> {
   const project = await getOwnedProject(await getStore(), projectId, user.id);
   if (!project) throw new NotFoundError("Project not found.", "project_not_found");
-  return { user, project };
+  return project;
 }

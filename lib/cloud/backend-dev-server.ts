@@ -11,6 +11,7 @@ import {
   roleEnvs,
   SANDBOX_HOME,
   stopProcessesByRole,
+  type CommandHandle,
   type Sandbox,
 } from "@/lib/sandbox";
 
@@ -42,6 +43,16 @@ export interface BackendDevServerOptions {
   realtime?: Realtime;
   /** Multi-line error grouping delay. @default 500 */
   groupDelayMs?: number;
+}
+
+// Sandboxes whose backend dev server this process started and still reads output from. After a
+// service restart or a reconnect the output stream is lost: such a server must be restarted.
+const attached = ((globalThis as typeof globalThis & { __attachedBackendDevServers?: Map<string, CommandHandle> })
+  .__attachedBackendDevServers ??= new Map<string, CommandHandle>());
+
+/** Whether this process is reading the backend dev server's output of a sandbox. */
+export function isBackendDevServerAttached(sandbox: Sandbox): boolean {
+  return attached.has(sandbox.sandboxId);
 }
 
 async function installLocalStandIn(sandbox: Sandbox): Promise<void> {
@@ -95,11 +106,13 @@ export async function startBackendDevServer(
       onStdout: (line) => reporter.write(line),
       onStderr: (line) => reporter.write(line),
     });
+    attached.set(sandbox.sandboxId, handle);
     // Flush what is buffered when the server ends, whatever the reason.
-    handle.wait().then(
-      () => reporter.close(),
-      () => reporter.close(),
-    );
+    const ended = () => {
+      if (attached.get(sandbox.sandboxId) === handle) attached.delete(sandbox.sandboxId);
+      return reporter.close();
+    };
+    handle.wait().then(ended, ended);
     return true;
   } catch (error) {
     await reporter.close();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { requireProjectOwner, requireUser } from "@/lib/auth";
+import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { enableCloudBackend, requireManagedSettings } from "@/lib/cloud/enable";
 import { parseJsonBody, route } from "@/lib/http";
 
@@ -8,10 +8,10 @@ export const dynamic = "force-dynamic";
 const enableBody = z.object({ projectId: z.string().min(1) });
 
 export const POST = route(async (request) => {
-  await requireUser(request);
+  const user = await requireUser(request);
   const { projectId } = await parseJsonBody(request, enableBody);
   requireManagedSettings();
-  const { project } = await requireProjectOwner(request, projectId);
+  const project = await requireOwnedProject(user, projectId);
   const state = await enableCloudBackend(project);
   return Response.json({ success: true, deploymentUrl: state.deploymentUrl });
 });

@@ -1,0 +1,52 @@
+import { log } from "@/lib/log";
+import { ensureAppDevServer, type Sandbox } from "@/lib/sandbox";
+import { getStore } from "@/lib/store";
+import { updateProjectSandbox, type Project } from "@/lib/store/projects";
+import { isBackendDevServerAttached, isBackendDevServerRunning, startBackendDevServer } from "./backend-dev-server";
+import { getBackendCredentials } from "./credentials";
+import { BACKEND_URL_VARIABLE, updateSandboxEnvFile } from "./env-file";
+
+/**
+ * Spec 4.5 restore: writes `APP_PUBLIC_BACKEND_URL` back into `.env.local` from the stored
+ * credentials. The injected folder and wrapper are committed and persist, so they are never
+ * rewritten. True when the project has credentials (the dev server can then be started).
+ */
+export async function restoreBackendEnvToSandbox(sandbox: Sandbox, projectId: string): Promise<boolean> {
+  const credentials = await getBackendCredentials(projectId);
+  if (!credentials) return false;
+  await updateSandboxEnvFile(sandbox, BACKEND_URL_VARIABLE, credentials.deploymentUrl);
+  return true;
+}
+
+/**
+ * Brings a connected project's backend dev server back when nobody in this process reads its
+ * output (service restart, reconnect after a pause): it is restarted attached to the scanner.
+ * Returns whether a backend dev server runs afterwards.
+ */
+export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string): Promise<boolean> {
+  if (isBackendDevServerAttached(sandbox) && (await isBackendDevServerRunning(sandbox))) return true;
+  const credentials = await getBackendCredentials(projectId);
+  if (!credentials) return false;
+  return startBackendDevServer(sandbox, projectId, { adminKey: credentials.adminKey, deploymentUrl: credentials.deploymentUrl });
+}
+
+/**
+ * The sandbox lifecycle hook: after a (re)start the env file is restored before the app dev
+ * server starts (so it reads the URL), then the backend dev server is started again.
+ */
+export async function afterSandboxStart(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: boolean }> {
+  const connected = await restoreBackendEnvToSandbox(sandbox, project.id);
+  const previewUrl = await ensureAppDevServer(sandbox);
+  if (previewUrl !== project.previewUrl) {
+    await updateProjectSandbox(await getStore(), project.id, { sandboxId: sandbox.sandboxId, previewUrl });
+  }
+  const backendDevServer = connected ? await ensureBackendDevServer(sandbox, project.id) : false;
+  if (connected && !backendDevServer) log.warn("backend dev server did not come back after a sandbox start", { projectId: project.id });
+  return { previewUrl, backendDevServer };
+}
+
+/** Restarts a project's sandbox like the platform would, then runs {@link afterSandboxStart}. */
+export async function restartProjectSandbox(sandbox: Sandbox, project: Project) {
+  await sandbox.restart();
+  return afterSandboxStart(sandbox, project);
+}
