@@ -15,11 +15,3 @@ export class PreviewUnreachableError extends AppError {
     this.name = "PreviewUnreachableError";
   }
 }
-
-/** Thrown when the project has no preview to capture. */
-export class NoPreviewError extends AppError {
-  constructor() {
-    super(409, "no_preview", "The project has no preview URL yet; start its sandbox first.");
-    this.name = "NoPreviewError";
-  }
-}
