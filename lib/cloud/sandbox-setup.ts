@@ -60,7 +60,8 @@ async function nonFatal(what: string, step: () => Promise<unknown>): Promise<War
 /**
  * Spec 4.1 steps 5–8 for a provisioned backend: writes the URL into `.env.local` (fatal when it
  * fails: the app could not reach its backend), then commits, restarts the app dev server so it
- * reads the variable, and starts the backend dev server (each non-fatal, reported as warnings).
+ * reads the variable, and starts the backend dev server. Those three are independent once the
+ * env file is written, so they run side by side; each is non-fatal and reported as a warning.
  */
 export async function finishSandboxSetup(
   sandbox: Sandbox,
@@ -68,9 +69,10 @@ export async function finishSandboxSetup(
   backend: { deploymentUrl: string; adminKey: string },
 ): Promise<Warnings> {
   await updateSandboxEnvFile(sandbox, BACKEND_URL_VARIABLE, backend.deploymentUrl);
-  return [
-    ...(await nonFatal("Committing the changes", () => commitChanges(sandbox))),
-    ...(await nonFatal("Restarting the app dev server", () => restartAppDevServer(sandbox))),
-    ...(await nonFatal("Starting the backend dev server", () => startBackendDevServer(sandbox, projectId, backend))),
-  ];
+  const outcomes = await Promise.all([
+    nonFatal("Committing the changes", () => commitChanges(sandbox)),
+    nonFatal("Restarting the app dev server", () => restartAppDevServer(sandbox)),
+    nonFatal("Starting the backend dev server", () => startBackendDevServer(sandbox, projectId, backend)),
+  ]);
+  return outcomes.flat();
 }

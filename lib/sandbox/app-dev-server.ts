@@ -55,7 +55,7 @@ async function waitUntilAnswering(url: string, handle: CommandHandle, timeoutMs:
     (error: unknown) => (exit ??= error),
   );
   const deadline = Date.now() + timeoutMs;
-  for (let pause = 25; ; pause = Math.min(pause * 2, 1_000)) {
+  for (let pause = 10; ; pause = Math.min(Math.ceil(pause * 1.5), 500)) {
     const answered = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(5_000) }).then(
       async (response) => (await response.body?.cancel(), response.status < 500),
       () => false,
