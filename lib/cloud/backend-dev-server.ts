@@ -47,8 +47,13 @@ export interface BackendDevServerOptions {
 
 // Sandboxes whose backend dev server this process started and still reads output from. After a
 // service restart or a reconnect the output stream is lost: such a server must be restarted.
-const attached = ((globalThis as typeof globalThis & { __attachedBackendDevServers?: Map<string, CommandHandle> })
-  .__attachedBackendDevServers ??= new Map<string, CommandHandle>());
+interface AttachedServer {
+  handle: CommandHandle;
+  /** Settles once the server ended and its last buffered errors were published. */
+  reported: Promise<void>;
+}
+const attached = ((globalThis as typeof globalThis & { __attachedBackendDevServers?: Map<string, AttachedServer> })
+  .__attachedBackendDevServers ??= new Map<string, AttachedServer>());
 
 /** Whether this process is reading the backend dev server's output of a sandbox. */
 export function isBackendDevServerAttached(sandbox: Sandbox): boolean {
@@ -64,9 +69,15 @@ export async function isBackendDevServerRunning(sandbox: Sandbox): Promise<boole
   return (await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).length > 0;
 }
 
-/** Stops the backend dev server; false when none ran. */
+/**
+ * Stops the backend dev server; false when none ran. When this process was reading its output,
+ * resolves only after the errors it had buffered were published.
+ */
 export async function stopBackendDevServer(sandbox: Sandbox): Promise<boolean> {
-  return (await stopProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)) > 0;
+  const server = attached.get(sandbox.sandboxId);
+  const stopped = (await stopProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)) > 0;
+  await server?.reported;
+  return stopped;
 }
 
 /**
@@ -106,13 +117,12 @@ export async function startBackendDevServer(
       onStdout: (line) => reporter.write(line),
       onStderr: (line) => reporter.write(line),
     });
-    attached.set(sandbox.sandboxId, handle);
     // Flush what is buffered when the server ends, whatever the reason.
-    const ended = () => {
-      if (attached.get(sandbox.sandboxId) === handle) attached.delete(sandbox.sandboxId);
-      return reporter.close();
+    const ended = async () => {
+      if (attached.get(sandbox.sandboxId)?.handle === handle) attached.delete(sandbox.sandboxId);
+      await reporter.close();
     };
-    handle.wait().then(ended, ended);
+    attached.set(sandbox.sandboxId, { handle, reported: handle.wait().then(ended, ended) });
     return true;
   } catch (error) {
     await reporter.close();

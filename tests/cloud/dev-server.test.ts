@@ -41,6 +41,8 @@ beforeAll(async () => {
   sandbox = await fx.sandboxOf(project);
   await sandbox.files.write(`${SANDBOX_HOME}/fake-backend-dev.js`, FAKE_DEV);
   await enableCloudBackend(project);
+  // Stopping publishes what the enable-time server still buffered, before any test subscribes.
+  await stopBackendDevServer(sandbox);
   project = (await getProject(fx.db, project.id))!;
 });
 afterAll(async () => {
