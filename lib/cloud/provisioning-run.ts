@@ -92,8 +92,12 @@ async function claim(db: Sql, plan: ProvisioningPlan, leaseOwner: string, leaseM
       return resumed ? { outcome: "owner", operation: resumed } : { outcome: "busy", operationId: running.id };
     }
     const previous = await getLatestOperation<ProvisioningSteps>(tx, plan.projectId);
+    // Only a run of the same mode may hand over its backend project (a managed project must
+    // never be stored as the user's own, nor the reverse).
     const inherited: ProvisioningSteps =
-      previous?.status === "failed" ? { created: previous.steps.created, provisioned: previous.steps.provisioned } : {};
+      previous?.status === "failed" && modeOf(previous.kind) === plan.mode
+        ? { created: previous.steps.created, provisioned: previous.steps.provisioned }
+        : {};
     if (inherited.provisioned) inherited.provisioned = reencrypt(inherited.provisioned, previous!.id, null);
     const operation = await insertRunningOperation(tx, {
       projectId: plan.projectId,
@@ -110,6 +114,8 @@ async function claim(db: Sql, plan: ProvisioningPlan, leaseOwner: string, leaseM
     return { outcome: "owner", operation: { ...operation, steps: inherited } };
   });
 }
+
+const modeOf = (kind: OperationKind): ProvisioningPlan["mode"] => (kind === "oauth" ? "oauth" : "managed");
 
 const journalContext = (operationId: string | null) => `enable_operations.steps:${operationId ?? "transfer"}`;
 

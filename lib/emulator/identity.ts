@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { Config } from "@/lib/config";
-import { loadOrCreateKeyFile, parseSecretsKey } from "@/lib/secrets";
+import { getSecretsKey } from "@/lib/secrets";
 
 /** Where the emulator is mounted, in this app (app/emulator/[...path]) and in its own server. */
 export const EMULATOR_MOUNT_PATH = "/emulator";
@@ -35,7 +35,7 @@ export function getEmulatorIdentity(config: Pick<Config, "SECRETS_KEY" | "DATA_D
   const cacheKey = config.SECRETS_KEY ? `key:${config.SECRETS_KEY}` : `dir:${config.DATA_DIR}`;
   let identity = cache.get(cacheKey);
   if (!identity) {
-    const key = config.SECRETS_KEY ? parseSecretsKey(config.SECRETS_KEY) : loadOrCreateKeyFile(config.DATA_DIR);
+    const key = getSecretsKey(config);
     const derive = (label: string) => crypto.createHmac("sha256", key).update(`emulator:${label}:v1`).digest("base64url");
     identity = {
       teamSlug: EMULATOR_TEAM_SLUG,

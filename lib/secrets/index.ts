@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { getConfig } from "@/lib/config";
+import { type Config, getConfig } from "@/lib/config";
 
 const PREFIX = "enc:v1:";
 const IV_BYTES = 12;
@@ -93,14 +93,20 @@ export function loadOrCreateKeyFile(dataDir: string): Buffer {
   return parseSecretsKey(fs.readFileSync(file, "utf8").trim());
 }
 
+/** The installation's secrets key: SECRETS_KEY when set, otherwise the generated key file in DATA_DIR. */
+export function getSecretsKey(config: Pick<Config, "SECRETS_KEY" | "DATA_DIR"> = getConfig()): Buffer {
+  return config.SECRETS_KEY ? parseSecretsKey(config.SECRETS_KEY) : loadOrCreateKeyFile(config.DATA_DIR);
+}
+
+/** A key for one purpose derived from the secrets key, so no other secret must be configured. */
+export function deriveKey(label: string, config?: Pick<Config, "SECRETS_KEY" | "DATA_DIR">): Buffer {
+  return crypto.createHmac("sha256", getSecretsKey(config)).update(label).digest();
+}
+
 const holder = globalThis as typeof globalThis & { __secretBox?: SecretBox };
 
-/** The process secret box: SECRETS_KEY when set, otherwise the generated key file in DATA_DIR. */
+/** The process secret box, keyed by {@link getSecretsKey}. */
 export function getSecretBox(): SecretBox {
-  if (!holder.__secretBox) {
-    const config = getConfig();
-    const key = config.SECRETS_KEY ? parseSecretsKey(config.SECRETS_KEY) : loadOrCreateKeyFile(config.DATA_DIR);
-    holder.__secretBox = createSecretBox(key);
-  }
+  holder.__secretBox ??= createSecretBox(getSecretsKey());
   return holder.__secretBox;
 }

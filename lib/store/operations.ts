@@ -139,3 +139,8 @@ export async function getLatestOperation<Steps extends object>(
   );
   return rows[0] ? toOperation<Steps>(rows[0]) : null;
 }
+
+/** Empties the journals of a project's failed runs, so no later run inherits their backend project. */
+export async function forgetFailedRuns(db: SqlExecutor, projectId: string): Promise<void> {
+  await db.query("update enable_operations set steps = '{}'::jsonb where project_id = $1 and status = 'failed'", [projectId]);
+}

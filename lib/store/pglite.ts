@@ -8,7 +8,8 @@ function executor(db: Queryable): SqlExecutor {
   return {
     async query<Row>(text: string, params?: unknown[]) {
       const result = await db.query<Row>(text, params as unknown[]);
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+      // `affectedRows` is 0 for SELECT; the command tag's count covers every statement kind.
+      return { rows: result.rows, rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length };
     },
     async exec(text: string) {
       await db.exec(text);

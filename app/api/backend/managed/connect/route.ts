@@ -1,0 +1,24 @@
+import { z } from "zod";
+import { requireProjectOwner, requireUser } from "@/lib/auth";
+import { connectManagedBackend, requireManagedSettings } from "@/lib/cloud/enable";
+import { parseJsonBody, route } from "@/lib/http";
+
+export const dynamic = "force-dynamic";
+
+const connectBody = z.object({ projectId: z.string().min(1) });
+
+/** POST /api/backend/managed/connect: provisions a managed backend without touching the sandbox. */
+export const POST = route(async (request) => {
+  await requireUser(request);
+  const { projectId } = await parseJsonBody(request, connectBody);
+  requireManagedSettings();
+  const { project } = await requireProjectOwner(request, projectId);
+  const state = await connectManagedBackend(project);
+  return Response.json({
+    success: true,
+    deploymentUrl: state.deploymentUrl,
+    deploymentName: state.deploymentName,
+    projectSlug: state.projectSlug,
+    teamSlug: state.teamSlug,
+  });
+});

@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { requireProjectOwner, requireUser } from "@/lib/auth";
+import { disconnectBackend } from "@/lib/cloud/disconnect";
+import { parseJsonBody, route } from "@/lib/http";
+
+export const dynamic = "force-dynamic";
+
+const disconnectBody = z.object({ projectId: z.string().min(1), deleteBackendProject: z.boolean().optional() });
+
+/** POST /api/backend/managed/disconnect: stops the backend dev server, removes credentials, clears the state. */
+export const POST = route(async (request) => {
+  await requireUser(request);
+  const { projectId, deleteBackendProject } = await parseJsonBody(request, disconnectBody);
+  const { project } = await requireProjectOwner(request, projectId);
+  await disconnectBackend(project, { deleteBackendProject });
+  return Response.json({ success: true });
+});
