@@ -1,0 +1,160 @@
+import crypto from "node:crypto";
+import type { Sql } from "@/lib/store";
+import { BlobAlreadyExistsError, BlobOptionsError } from "../errors";
+import { normalizeBody, preparePut, resolveListOptions, toPutResult } from "../options";
+import { createBlobUrls } from "../pathname";
+import type { BlobStore, HeadBlobResult, ListBlobResult, PutBlobResult } from "../port";
+import { type ByteRange, createBlobFiles, fileHandleStream } from "./fs-files";
+import {
+  type BlobRow,
+  deleteBlobRows,
+  getBlobRow,
+  insertBlobRowIfAbsent,
+  listBlobRows,
+  replaceBlobRow,
+} from "./fs-metadata";
+
+export interface FsBlobStoreOptions {
+  /** Directory of the blob files (`DATA_DIR/blobs`). */
+  rootDir: string;
+  /** The app's public address; blob URLs are `<publicBaseUrl>/blob/<pathname>`. */
+  publicBaseUrl: string;
+  /** The store holding the `blobs` metadata table. */
+  getSql: () => Promise<Sql>;
+}
+
+/** A committed blob opened for reading: its metadata is exactly the version the file holds. */
+export interface OpenedBlob {
+  blob: HeadBlobResult;
+  /** Streams the whole blob or an inclusive byte range; call at most once. */
+  stream(range?: ByteRange): ReadableStream<Uint8Array>;
+  /** Releases the file when the bytes are not streamed (HEAD, 304, 416). */
+  close(): Promise<void>;
+}
+
+export interface FsBlobStore extends BlobStore {
+  readonly driver: "fs";
+  /** Opens a blob for serving (ranges, conditional requests); null when missing. */
+  open(urlOrPathname: string): Promise<OpenedBlob | null>;
+}
+
+export function isFsBlobStore(store: BlobStore): store is FsBlobStore {
+  return store.driver === "fs" && "open" in store;
+}
+
+const quote = (version: string) => `"${version}"`;
+const versionOf = (etag: string) => etag.slice(1, -1);
+
+// The cursor is opaque to callers; inside it is the last pathname of the page.
+const encodeCursor = (pathname: string) => Buffer.from(pathname, "utf8").toString("base64url");
+function decodeCursor(cursor: string): string {
+  const pathname = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!pathname || encodeCursor(pathname) !== cursor) throw new BlobOptionsError("The list cursor is not valid.");
+  return pathname;
+}
+
+/**
+ * The default driver: bytes in files under `rootDir`, metadata in the `blobs` table, served by
+ * `app/blob/[...pathname]/route.ts`. A put streams to a temp file, fsyncs and renames it, then
+ * commits the row: until that commit nothing is visible, so a crash mid-put leaves no blob.
+ */
+export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
+  const files = createBlobFiles(options.rootDir);
+  const urls = createBlobUrls(`${options.publicBaseUrl.replace(/\/+$/, "")}/blob`);
+
+  const toHead = (row: BlobRow): HeadBlobResult => ({
+    url: urls.urlFor(row.pathname),
+    downloadUrl: urls.downloadUrlFor(row.pathname),
+    pathname: row.pathname,
+    size: row.size,
+    uploadedAt: row.uploadedAt,
+    contentType: row.contentType,
+    contentDisposition: row.contentDisposition,
+    cacheControl: row.cacheControl,
+    etag: row.etag,
+  });
+
+  async function open(urlOrPathname: string): Promise<OpenedBlob | null> {
+    const pathname = urls.pathnameOf(urlOrPathname);
+    const sql = await options.getSql();
+    // A concurrent overwrite or delete may unlink the file between lookup and open: look again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const row = await getBlobRow(sql, pathname);
+      if (!row) return null;
+      const handle = await files.open(versionOf(row.etag));
+      if (!handle) continue;
+      return {
+        blob: toHead(row),
+        stream: (range) => fileHandleStream(handle, range ?? { start: 0, end: row.size - 1 }),
+        close: () => handle.close(),
+      };
+    }
+    return null;
+  }
+
+  return {
+    driver: "fs",
+    open,
+
+    async put(pathname, body, putOptions): Promise<PutBlobResult> {
+      const prepared = preparePut(pathname, putOptions);
+      const source = normalizeBody(body);
+      const sql = await options.getSql();
+      // Fail before reading the body when the answer is already known.
+      if (!prepared.allowOverwrite && (await getBlobRow(sql, prepared.pathname))) {
+        throw new BlobAlreadyExistsError(prepared.pathname);
+      }
+      const version = crypto.randomBytes(16).toString("hex");
+      const size = await files.write(version, source);
+      const row = { ...prepared, size, etag: quote(version) };
+      try {
+        if (prepared.allowOverwrite) {
+          const replaced = await replaceBlobRow(sql, row);
+          if (replaced) await files.remove(versionOf(replaced));
+        } else if (!(await insertBlobRowIfAbsent(sql, row))) {
+          throw new BlobAlreadyExistsError(prepared.pathname);
+        }
+      } catch (error) {
+        await files.remove(version);
+        throw error;
+      }
+      return toPutResult(urls, prepared, row.etag);
+    },
+
+    async head(urlOrPathname) {
+      const row = await getBlobRow(await options.getSql(), urls.pathnameOf(urlOrPathname));
+      return row ? toHead(row) : null;
+    },
+
+    async list(listOptions): Promise<ListBlobResult> {
+      const { prefix, limit, cursor } = resolveListOptions(listOptions);
+      const after = cursor === undefined ? undefined : decodeCursor(cursor);
+      const rows = await listBlobRows(await options.getSql(), { prefix, after, limit: limit + 1 });
+      const page = rows.slice(0, limit);
+      const hasMore = rows.length > limit;
+      return {
+        blobs: page.map((row) => ({
+          url: urls.urlFor(row.pathname),
+          downloadUrl: urls.downloadUrlFor(row.pathname),
+          pathname: row.pathname,
+          size: row.size,
+          uploadedAt: row.uploadedAt,
+          etag: row.etag,
+        })),
+        cursor: hasMore ? encodeCursor(page[page.length - 1].pathname) : undefined,
+        hasMore,
+      };
+    },
+
+    async del(urlOrUrls) {
+      const pathnames = (Array.isArray(urlOrUrls) ? urlOrUrls : [urlOrUrls]).map((value) => urls.pathnameOf(value));
+      const removed = await deleteBlobRows(await options.getSql(), pathnames);
+      await Promise.all(removed.map((etag) => files.remove(versionOf(etag))));
+    },
+
+    async get(urlOrPathname) {
+      const opened = await open(urlOrPathname);
+      return opened ? { blob: opened.blob, stream: opened.stream() } : null;
+    },
+  };
+}

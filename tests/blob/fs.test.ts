@@ -1,0 +1,112 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getBlobStore, isFsBlobStore } from "@/lib/blob";
+import { createFsBlobStore } from "@/lib/blob/drivers/fs";
+import { BlobAlreadyExistsError, BlobOptionsError } from "@/lib/blob/errors";
+import { getConfig } from "@/lib/config";
+import { openStore, type Sql } from "@/lib/store";
+import { createThrowawayDatabase } from "../helpers/postgres";
+import { describeBlobContract } from "../contract/blob";
+import { fetchThroughRoute } from "./route-client";
+
+/** Every file under a directory, relative to it. */
+function filesUnder(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)));
+}
+
+const blobRoot = () => path.join(getConfig().DATA_DIR, "blobs");
+
+describeBlobContract(
+  "fs (PGlite metadata, served by the Next.js route)",
+  async () => ({ store: getBlobStore(), fetchPublic: (url) => fetchThroughRoute(url), cleanup: async () => {} }),
+  {
+    additionalTests: (harness) => {
+      it("serves URLs under PUBLIC_BASE_URL/blob/", async () => {
+        const put = await harness().store.put("fs-only/url.txt", "x", { access: "public", allowOverwrite: true });
+        expect(put.url).toBe(`${getConfig().PUBLIC_BASE_URL}/blob/fs-only/url.txt`);
+      });
+
+      it("leaves no blob and no file behind when the body fails mid-stream", async () => {
+        const store = harness().store;
+        async function* failing() {
+          yield Buffer.alloc(256 * 1024, 1);
+          throw new Error("client went away");
+        }
+        const before = filesUnder(blobRoot());
+        await expect(store.put("fs-only/broken.bin", Readable.from(failing()), { access: "public" })).rejects.toThrow("client went away");
+        expect(await store.head("fs-only/broken.bin")).toBeNull();
+        expect(filesUnder(blobRoot())).toEqual(before);
+      });
+
+      it("keeps exactly one file per blob across overwrites and removes it on delete", async () => {
+        const store = harness().store;
+        const before = filesUnder(blobRoot()).length;
+        await store.put("fs-only/versions.txt", "v1", { access: "public" });
+        await store.put("fs-only/versions.txt", "v2", { access: "public", allowOverwrite: true });
+        await store.put("fs-only/versions.txt", "v3", { access: "public", allowOverwrite: true });
+        expect(filesUnder(blobRoot()).length).toBe(before + 1);
+        await store.del("fs-only/versions.txt");
+        expect(filesUnder(blobRoot()).length).toBe(before);
+      });
+
+      it("rejects a cursor it did not issue", async () => {
+        await expect(harness().store.list({ cursor: "not a cursor!" })).rejects.toBeInstanceOf(BlobOptionsError);
+      });
+
+      it("is the driver getBlobStore() picks by default", () => {
+        expect(isFsBlobStore(harness().store)).toBe(true);
+      });
+    },
+  },
+);
+
+describe("fs blob driver on PostgreSQL: concurrent writers", () => {
+  let sql: Sql;
+  let drop: () => Promise<void>;
+  const rootDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-fs-blobs-"));
+  const store = createFsBlobStore({ rootDir, publicBaseUrl: "http://blobs.test", getSql: async () => sql });
+
+  beforeAll(async () => {
+    const database = await createThrowawayDatabase();
+    drop = database.drop;
+    sql = await openStore({ databaseUrl: database.url, dataDir: rootDir });
+  });
+  afterAll(async () => {
+    await sql?.close();
+    await drop?.();
+    fs.rmSync(rootDir, { recursive: true, force: true });
+  });
+
+  it("lets exactly one of several concurrent first puts win and cleans up the losers' files", async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => store.put("race/first.txt", `writer ${i}`, { access: "public" })),
+    );
+    const winners = results.filter((result) => result.status === "fulfilled");
+    expect(winners).toHaveLength(1);
+    for (const result of results) {
+      if (result.status === "rejected") expect(result.reason).toBeInstanceOf(BlobAlreadyExistsError);
+    }
+    expect(filesUnder(path.join(rootDir, "objects"))).toHaveLength(1);
+  });
+
+  it("leaves exactly the winning version's file after concurrent overwrites", async () => {
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        store.put("race/overwritten.txt", `writer ${i}`, { access: "public", allowOverwrite: true }),
+      ),
+    );
+    const head = await store.head("race/overwritten.txt");
+    const files = filesUnder(path.join(rootDir, "objects"));
+    expect(files).toHaveLength(2);
+    expect(files.map((file) => path.basename(file))).toContain(head!.etag.slice(1, -1));
+    const text = await new Response((await store.get("race/overwritten.txt"))!.stream).text();
+    expect(text).toMatch(/^writer \d$/);
+    expect(head!.size).toBe(text.length);
+  });
+});
