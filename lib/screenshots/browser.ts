@@ -27,6 +27,7 @@ export interface BrowserPool {
 export function createBrowserPool(executablePath: string): BrowserPool {
   let current: Promise<Browser> | undefined;
   let launches = 0;
+  let closing = false;
 
   const launch = async (): Promise<Browser> => {
     const puppeteer = await import("puppeteer-core");
@@ -41,6 +42,7 @@ export function createBrowserPool(executablePath: string): BrowserPool {
       handleSIGHUP: false,
     });
     browser.once("disconnected", () => {
+      if (closing) return;
       log.warn("screenshot browser disconnected; the next job relaunches it");
       current = undefined;
     });
@@ -63,7 +65,12 @@ export function createBrowserPool(executablePath: string): BrowserPool {
     async close() {
       const pending = current;
       current = undefined;
-      if (pending) await (await pending.catch(() => undefined))?.close();
+      closing = true;
+      try {
+        if (pending) await (await pending.catch(() => undefined))?.close();
+      } finally {
+        closing = false;
+      }
     },
   };
 }

@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { requireProjectOwner } from "@/lib/auth";
+import { commitShaSchema } from "@/lib/bundles/commit";
+import { buildProjectBundle } from "@/lib/bundles/project-build";
+import { parseJsonBody, route } from "@/lib/http";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+const bundleBody = z.object({
+  commitSha: commitShaSchema.optional(),
+  commitMessage: z.string().max(10_000).optional(),
+});
+
+/** The body is optional: no body (or `{}`) builds the app repository's HEAD. */
+async function readBody(request: Request) {
+  const text = await request.text();
+  return parseJsonBody(new Request(request.url, { method: "POST", body: text.trim() === "" ? "{}" : text }), bundleBody);
+}
+
+/**
+ * POST /api/projects/<id>/bundles (owner only): exports the app in the project's sandbox and
+ * uploads the static iOS bundle (spec 4.4). 200 `{success: true, manifestUrl, bundleUrl,
+ * commitSha}`; a failed build is 502 `{success: false, error: {code, message}}` with the export
+ * command's redacted output in the message.
+ */
+export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
+  const { project } = await requireProjectOwner(request, (await params).id);
+  const result = await buildProjectBundle(project, await readBody(request));
+  if (result.success) return Response.json(result);
+  return Response.json(
+    { success: false, commitSha: result.commitSha, error: { code: result.code, message: result.error } },
+    { status: result.code.startsWith("invalid_") ? 400 : 502 },
+  );
+});

@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { BadRequestError, ConflictError } from "@/lib/errors";
+import { APP_DIR, CommandExitError, type Sandbox } from "@/lib/sandbox";
+
+/**
+ * A git commit id as it appears in bundle paths: 7 to 64 hex digits (abbreviated, SHA-1 or
+ * SHA-256), stored lower-case. Nothing else may reach `bundles/<project>/<commit>/`.
+ */
+export const commitShaSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{7,64}$/, "must be a git commit id (7 to 64 hex digits)")
+  .transform((sha) => sha.toLowerCase());
+
+/** A commit id normalised by {@link commitShaSchema}; `BadRequestError` when it is not one. */
+export function parseCommitSha(sha: string): string {
+  const parsed = commitShaSchema.safeParse(sha);
+  if (!parsed.success) throw new BadRequestError(`commitSha ${parsed.error.issues[0].message}.`, "invalid_commit");
+  return parsed.data;
+}
+
+export interface CommitInfo {
+  sha: string;
+  message: string;
+}
+
+/** The app repository's HEAD commit (`git log -1`): full id and message. */
+export async function readHeadCommit(sandbox: Sandbox): Promise<CommitInfo> {
+  try {
+    // NUL cannot occur in a commit id or message, so it separates them safely.
+    const { stdout } = await sandbox.commands.run("git log -1 --format=%H%x00%B", { cwd: APP_DIR, timeoutMs: 30_000 });
+    const [sha, message = ""] = stdout.split("\0");
+    return { sha: parseCommitSha(sha.trim()), message: message.trim() };
+  } catch (error) {
+    if (error instanceof CommandExitError) {
+      throw new ConflictError("The app repository has no commit to build; commit the app first or pass commitSha.", "no_commit");
+    }
+    throw error;
+  }
+}
+
+/**
+ * The commit a build is labelled with: the given id, else HEAD. A given message wins; without
+ * one, HEAD's message goes with HEAD and an explicit id gets none.
+ */
+export async function resolveCommit(sandbox: Sandbox, requested: { commitSha?: string; commitMessage?: string }): Promise<CommitInfo> {
+  if (requested.commitSha !== undefined) {
+    return { sha: parseCommitSha(requested.commitSha), message: requested.commitMessage ?? "" };
+  }
+  const head = await readHeadCommit(sandbox);
+  return { sha: head.sha, message: requested.commitMessage ?? head.message };
+}

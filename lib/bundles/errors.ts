@@ -1,0 +1,20 @@
+import { AppError } from "@/lib/errors";
+
+/** The step of a static bundle build that failed; the error code is `bundle_<stage>_failed`. */
+export type BundleBuildStage = "sandbox" | "export" | "output" | "config" | "upload";
+
+/**
+ * A static bundle build failed at `stage`. The message is meant for the user (it quotes the
+ * export command's redacted output) and never holds a secret. 502: the sandbox or the blob
+ * store is an upstream of this service.
+ */
+export class BundleBuildError extends AppError {
+  constructor(
+    readonly stage: BundleBuildStage,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(502, `bundle_${stage}_failed`, message, options);
+    this.name = "BundleBuildError";
+  }
+}

@@ -1,0 +1,137 @@
+import { z } from "zod";
+import { contentTypeForPathname } from "@/lib/blob/content-type";
+import { redactSecrets } from "@/lib/log";
+import { APP_DIR, CommandExitError, FileNotFoundError, type Sandbox, type SandboxDriverName, SandboxTimeoutError } from "@/lib/sandbox";
+import { BundleBuildError } from "./errors";
+import { mapWithConcurrency } from "./pool";
+
+/** Where every export command must write (`--output-dir dist`). */
+export const EXPORT_DIR = `${APP_DIR}/dist`;
+
+/**
+ * What runs when `BUNDLE_EXPORT_COMMAND` is unset. Local sandboxes have no Expo installed, so
+ * the template's offline export script stands in; it writes the same layout.
+ */
+export const DEFAULT_EXPORT_COMMANDS: Record<SandboxDriverName, string> = {
+  local: "node scripts/export-ios.mjs --platform ios --output-dir dist --dump-assetmap",
+  e2b: "npx expo export --platform ios --output-dir dist --dump-assetmap",
+};
+
+const OUTPUT_TAIL_CHARS = 1_000;
+
+/**
+ * Runs the export command in the app directory after removing the previous output. A failing
+ * or overrunning command becomes a `BundleBuildError("export")` quoting the (redacted) end of
+ * its output, which is where Metro and Expo print the error.
+ */
+export async function runExportCommand(sandbox: Sandbox, command: string, timeoutMs: number): Promise<void> {
+  await sandbox.files.remove(EXPORT_DIR);
+  try {
+    await sandbox.commands.run(command, { cwd: APP_DIR, timeoutMs });
+  } catch (error) {
+    if (error instanceof CommandExitError) {
+      const output = (error.stderr.trim() || error.stdout.trim()).slice(-OUTPUT_TAIL_CHARS);
+      const reason = error.error ?? `exit code ${error.exitCode}`;
+      throw new BundleBuildError("export", `The export command failed (${reason})${output ? `: ${redactSecrets(output)}` : "."}`, { cause: error });
+    }
+    if (error instanceof SandboxTimeoutError) {
+      throw new BundleBuildError("export", `The export command did not finish within ${Math.round(timeoutMs / 1000)} s.`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+// Paths from metadata.json become blob pathnames: relative, no `..`, asset names a single segment.
+const bundlePath = z.string().regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[\w./@-]+$/, "unsafe bundle path");
+const assetPath = z.string().regex(/^assets\/[\w-][\w.-]*$/, "unsafe asset path");
+
+const metadataSchema = z.object({
+  fileMetadata: z.object({
+    ios: z.object({ bundle: bundlePath, assets: z.array(z.object({ path: assetPath, ext: z.string().regex(/^\w+$/) })) }),
+  }),
+});
+
+const assetMapSchema = z.record(
+  z.string(),
+  z.looseObject({ type: z.string().regex(/^\w+$/), fileHashes: z.array(z.string()).optional() }),
+);
+
+export interface ExportedAsset {
+  /** File name under `assets/` (the content hash Metro names it by). */
+  key: string;
+  /** Extension without the dot, from the asset map (else metadata.json). */
+  type: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+export interface ExportOutput {
+  /** The iOS bundle, byte for byte (Hermes bytecode is binary). */
+  bundle: Uint8Array;
+  assets: ExportedAsset[];
+  /** assetmap.json without build-machine paths (`files`, `fileSystemLocation`); null when absent. */
+  assetMap: Record<string, Record<string, unknown>> | null;
+}
+
+async function readJsonOutput<S extends z.ZodType>(sandbox: Sandbox, name: string, schema: S): Promise<z.output<S> | null> {
+  let text: string;
+  try {
+    text = new TextDecoder().decode(await sandbox.files.read(`${EXPORT_DIR}/${name}`, { format: "bytes" }));
+  } catch (error) {
+    if (error instanceof FileNotFoundError) return null;
+    throw error;
+  }
+  let parsed: z.ZodSafeParseResult<z.output<S>>;
+  try {
+    parsed = schema.safeParse(JSON.parse(text));
+  } catch {
+    throw new BundleBuildError("output", `dist/${name} is not valid JSON.`);
+  }
+  if (!parsed.success) throw new BundleBuildError("output", `dist/${name} is not an Expo export ${name}: ${parsed.error.issues[0].message}`);
+  return parsed.data;
+}
+
+/**
+ * Reads an export from `dist/`: the bundle and asset files named by metadata.json (never
+ * globbed), every one as bytes, at most `concurrency` reads at a time.
+ */
+export async function readExportOutput(sandbox: Sandbox, concurrency: number): Promise<ExportOutput> {
+  const metadata = await readJsonOutput(sandbox, "metadata.json", metadataSchema);
+  if (!metadata) {
+    throw new BundleBuildError("output", "The export wrote no dist/metadata.json; the export command must write Expo's export layout to dist/.");
+  }
+  const assetMap = await readJsonOutput(sandbox, "assetmap.json", assetMapSchema);
+  // Files are named by fileHashes[i]; the map is keyed by the asset's hash. Reverse it for types.
+  const typeByFile = new Map<string, string>();
+  for (const [hash, asset] of Object.entries(assetMap ?? {})) {
+    for (const file of asset.fileHashes ?? [hash]) typeByFile.set(file, asset.type);
+  }
+
+  const { bundle: bundleFile, assets: listed } = metadata.fileMetadata.ios;
+  const unique = [...new Map(listed.map((asset) => [asset.path, asset])).values()];
+  const readBytes = (relative: string) =>
+    sandbox.files.read(`${EXPORT_DIR}/${relative}`, { format: "bytes" }).catch((error: unknown) => {
+      if (error instanceof FileNotFoundError) throw new BundleBuildError("output", `dist/metadata.json names ${relative}, which the export did not write.`);
+      throw error;
+    });
+  const [bundle, assets] = await Promise.all([
+    readBytes(bundleFile),
+    mapWithConcurrency(unique, concurrency, async ({ path, ext }): Promise<ExportedAsset> => {
+      const key = path.slice("assets/".length);
+      const type = typeByFile.get(key) ?? ext;
+      return { key, type, contentType: contentTypeForPathname(`${key}.${type}`), bytes: await readBytes(path) };
+    }),
+  ]);
+  return { bundle, assets, assetMap: assetMap && withoutBuildPaths(assetMap) };
+}
+
+function withoutBuildPaths(assetMap: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    Object.entries(assetMap).map(([hash, asset]) => {
+      const published = { ...asset };
+      delete published.files;
+      delete published.fileSystemLocation;
+      return [hash, published];
+    }),
+  );
+}
