@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { deleteAssetOfProject } from "@/lib/assets";
+import { requireUser } from "@/lib/auth";
+import { parseJsonBody, route } from "@/lib/http";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+const deleteBody = z.object({ projectId: z.string().min(1), filename: z.string().min(1).max(1024) });
+
+/** `{ projectId, filename }` → `{ success: true }`; an unknown asset is a 404. */
+export const DELETE = route(async (request) => {
+  const user = await requireUser(request);
+  const { projectId, filename } = await parseJsonBody(request, deleteBody);
+  await deleteAssetOfProject(user, projectId, filename);
+  return Response.json({ success: true });
+});

@@ -1,0 +1,13 @@
+import { uploadAssetFromRequest } from "@/lib/assets";
+import { requireUser } from "@/lib/auth";
+import { route } from "@/lib/http";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+/** Multipart `file` + `projectId` → `{ url, pathname, filename, contentType, size }`; owner only. */
+export const POST = route(async (request) => {
+  // Authenticate before reading a byte of the body.
+  const user = await requireUser(request);
+  return Response.json(await uploadAssetFromRequest(request, user));
+});

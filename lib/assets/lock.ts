@@ -1,0 +1,54 @@
+import { getStore, type Sql } from "@/lib/store";
+
+/** Runs critical sections one at a time per key. */
+export interface KeyedLock {
+  run<T>(key: string, critical: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * A per-key lock that holds across server processes. Inside one process, sections queue on a
+ * promise chain per key. On PostgreSQL each section also holds a transaction-scoped advisory lock
+ * on the key, so processes sharing the database (several instances, Supabase) queue as well; it
+ * works behind transaction-mode poolers and is released even if the process dies. PGlite needs no
+ * more: one process owns its data directory, and its transactions would block every other query.
+ *
+ * `namespace` keeps locks of different purposes apart when their keys are equal.
+ */
+export function createKeyedLock(getSql: () => Promise<Sql>, namespace: string): KeyedLock {
+  const queues = new Map<string, Promise<void>>();
+
+  const acrossProcesses = async <T>(key: string, critical: () => Promise<T>): Promise<T> => {
+    const sql = await getSql();
+    if (sql.kind !== "postgres") return critical();
+    return sql.transaction(async (tx) => {
+      await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`${namespace}:${key}`]);
+      return critical();
+    });
+  };
+
+  return {
+    async run(key, critical) {
+      const previous = queues.get(key) ?? Promise.resolve();
+      let release!: () => void;
+      const finished = new Promise<void>((resolve) => (release = resolve));
+      const current = previous.then(() => finished);
+      queues.set(key, current);
+      await previous;
+      try {
+        return await acrossProcesses(key, critical);
+      } finally {
+        release();
+        // The last section of a key removes its queue, so idle keys cost nothing.
+        if (queues.get(key) === current) queues.delete(key);
+      }
+    },
+  };
+}
+
+const holder = globalThis as typeof globalThis & { __assetManifestLock?: KeyedLock };
+
+/** The process-wide lock serialising asset-manifest updates per project. */
+export function getAssetManifestLock(): KeyedLock {
+  holder.__assetManifestLock ??= createKeyedLock(getStore, "asset-manifest");
+  return holder.__assetManifestLock;
+}

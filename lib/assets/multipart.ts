@@ -1,0 +1,141 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
+import busboy from "busboy";
+import { MalformedUploadError, UploadTooLargeError } from "./errors";
+
+/** Spec 8: the largest file accepted, for assets and chat images alike. */
+export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
+/** Room for part headers and the small fields next to the file when checking Content-Length. */
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
+export interface ReceiveOptions {
+  /** Name of the multipart field that carries the file. */
+  fileField: string;
+  /** Largest file accepted; one byte more ends the request with 413 while it is still arriving. */
+  maxFileBytes: number;
+  /** Host directory the file is spooled to while the request is read; created when missing. */
+  spoolDir: string;
+}
+
+/** The file part of a form, spooled to a host file that is deleted when the handler returns. */
+export interface ReceivedFile {
+  /** Host path of the spooled bytes. */
+  path: string;
+  /** The filename the client sent (unsanitised, path already stripped by the parser). */
+  filename: string;
+  /** The MIME type the client declared; informative only, never trusted. */
+  declaredType: string;
+  size: number;
+}
+
+export interface ReceivedForm {
+  /** Text fields by name; a repeated field keeps its last value. */
+  fields: Record<string, string>;
+  /** Undefined when the form had no file part named `fileField`. */
+  file?: ReceivedFile;
+}
+
+/**
+ * Reads a `multipart/form-data` request body as a stream: the file goes straight to a spool
+ * file on disk (never buffered whole), and reading stops with {@link UploadTooLargeError} (413)
+ * as soon as it grows past `maxFileBytes`. A body that is not a well-formed form, or that carries
+ * more than one file or oversized fields, is a {@link MalformedUploadError} (400). `handle` runs
+ * with the parsed form; the spool file is deleted when it settles, whatever happened.
+ */
+export async function withReceivedForm<T>(
+  request: Request,
+  options: ReceiveOptions,
+  handle: (form: ReceivedForm) => Promise<T>,
+): Promise<T> {
+  const declaredLength = Number(request.headers.get("content-length"));
+  if (declaredLength > options.maxFileBytes + MULTIPART_OVERHEAD_BYTES) throw new UploadTooLargeError(options.maxFileBytes);
+  await fs.promises.mkdir(options.spoolDir, { recursive: true });
+  const spoolPath = path.join(options.spoolDir, `${crypto.randomUUID()}.upload`);
+  try {
+    return await handle(await parseForm(request, options, spoolPath));
+  } finally {
+    await fs.promises.rm(spoolPath, { force: true });
+  }
+}
+
+function createParser(request: Request, options: ReceiveOptions): busboy.Busboy {
+  try {
+    return busboy({
+      headers: { "content-type": request.headers.get("content-type") ?? "" },
+      // Browsers send UTF-8 filenames without RFC 5987 encoding.
+      defParamCharset: "utf8",
+      // busboy reports the limit when a file reaches it, so allow one byte more than the maximum.
+      limits: { fileSize: options.maxFileBytes + 1, files: 1, fields: 10, fieldSize: 1024, parts: 12 },
+    });
+  } catch (error) {
+    throw new MalformedUploadError("The request must be multipart/form-data with a boundary.", { cause: error });
+  }
+}
+
+async function parseForm(request: Request, options: ReceiveOptions, spoolPath: string): Promise<ReceivedForm> {
+  if (!request.body) throw new MalformedUploadError("The request has no body.");
+  const parser = createParser(request, options);
+  const source = Readable.fromWeb(request.body as NodeWebReadableStream<Uint8Array>);
+  const form: ReceivedForm = { fields: {} };
+  let fileStream: Readable | undefined;
+  let sink: fs.WriteStream | undefined;
+  let spooling: Promise<void> = Promise.resolve();
+
+  const parsed = new Promise<void>((resolve, reject) => {
+    parser.on("field", (name, value, info) => {
+      if (info.nameTruncated || info.valueTruncated) reject(new MalformedUploadError(`The form field ${JSON.stringify(name.slice(0, 100))} is too long.`));
+      else form.fields[name] = value;
+    });
+    parser.on("file", (name, stream, info) => {
+      if (name !== options.fileField) {
+        stream.resume();
+        return;
+      }
+      fileStream = stream;
+      stream.on("limit", () => reject(new UploadTooLargeError(options.maxFileBytes)));
+      const spool = fs.createWriteStream(spoolPath);
+      sink = spool;
+      let diskFailed = false;
+      spool.on("error", () => (diskFailed = true));
+      spooling = pipeline(stream, spool).then(
+        () => {
+          form.file = { path: spoolPath, filename: info.filename ?? "", declaredType: info.mimeType, size: spool.bytesWritten };
+        },
+        (error: unknown) => {
+          // A disk failure is ours (500); anything else is the client's body ending badly.
+          const failure = diskFailed ? error : new MalformedUploadError("The file part ended unexpectedly.", { cause: error });
+          reject(failure);
+          throw failure;
+        },
+      );
+      // Awaited below; this only keeps an early failure from counting as unhandled meanwhile.
+      spooling.catch(() => undefined);
+    });
+    parser.on("filesLimit", () => reject(new MalformedUploadError("Send exactly one file per request.")));
+    parser.on("fieldsLimit", () => reject(new MalformedUploadError("The form has too many fields.")));
+    parser.on("partsLimit", () => reject(new MalformedUploadError("The form has too many parts.")));
+    parser.on("error", (error) => reject(new MalformedUploadError(`The multipart body is malformed: ${(error as Error).message}.`, { cause: error })));
+    parser.on("close", resolve);
+    source.on("error", (error) => reject(new MalformedUploadError("The request body could not be read.", { cause: error })));
+  });
+  source.pipe(parser);
+
+  try {
+    await parsed;
+    await spooling;
+    return form;
+  } catch (error) {
+    // Stop reading the request and let the spool file close before the caller deletes it. Both
+    // ends of the spool pipeline are destroyed: Node 20's pipeline does not always settle when
+    // only a paused source is.
+    source.destroy();
+    fileStream?.destroy();
+    sink?.destroy();
+    await spooling.catch(() => undefined);
+    throw error;
+  }
+}

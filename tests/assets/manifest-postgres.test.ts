@@ -1,0 +1,82 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createKeyedLock, readAssetManifest, storeAsset, type AcceptedFile, type KeyedLock } from "@/lib/assets";
+import { getBlobStore } from "@/lib/blob";
+import { getConfig } from "@/lib/config";
+import { getSandboxProvider, resetSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { openStore, type Sql } from "@/lib/store";
+import { createThrowawayDatabase } from "../helpers/postgres";
+import { sample } from "./samples";
+
+// Two stores on one PostgreSQL database, each with its own connection pool and its own lock:
+// two server processes sharing the database, where only the database can order them.
+let database: Awaited<ReturnType<typeof createThrowawayDatabase>>;
+let stores: Sql[];
+let locks: KeyedLock[];
+let sandbox: Sandbox;
+
+beforeAll(async () => {
+  database = await createThrowawayDatabase();
+  stores = [
+    await openStore({ databaseUrl: database.url, dataDir: getConfig().DATA_DIR }),
+    await openStore({ databaseUrl: database.url, dataDir: getConfig().DATA_DIR }),
+  ];
+  locks = stores.map((store) => createKeyedLock(async () => store, "asset-manifest"));
+  resetSandboxProvider();
+  sandbox = await getSandboxProvider().create();
+});
+afterAll(async () => {
+  await getSandboxProvider().kill(sandbox.sandboxId);
+  for (const store of stores) await store.close();
+  await database.drop();
+});
+
+async function acceptedPng(name: string, size: number): Promise<AcceptedFile> {
+  const file = path.join(getConfig().DATA_DIR, `${crypto.randomUUID()}.png`);
+  await fs.writeFile(file, sample("png", size));
+  return { path: file, filename: name, contentType: "image/png", size };
+}
+
+describe("asset manifest updates across processes sharing PostgreSQL", () => {
+  it("keeps all 20 entries when 20 uploads race through two processes", async () => {
+    const projectId = crypto.randomUUID();
+    const target = { userId: crypto.randomUUID(), projectId, sandbox };
+    const files = await Promise.all(Array.from({ length: 20 }, (_, index) => acceptedPng(`race-${index}.png`, 300 + index)));
+    await Promise.all(files.map((file, index) => storeAsset(target, file, { blobs: getBlobStore(), manifestLock: locks[index % 2] })));
+
+    const manifest = await readAssetManifest(sandbox);
+    expect(Object.keys(manifest.assets).sort()).toEqual(files.map((file) => file.filename).sort());
+    files.forEach((file) => expect(manifest.assets[file.filename].size).toBe(file.size));
+  });
+
+  it("makes a section in the second process wait for the first one's", async () => {
+    const events: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const first = new Promise<void>((resolve) => (started = resolve));
+
+    const a = locks[0].run("p", async () => {
+      events.push("a start");
+      started();
+      await held;
+      events.push("a end");
+    });
+    await first;
+    const b = locks[1].run("p", async () => events.push("b"));
+    // Waits for a condition, not a duration: the second process is queued in PostgreSQL.
+    await expect.poll(() => waitingAdvisoryLocks(), { timeout: 10_000, interval: 20 }).toBe(1);
+    expect(events).toEqual(["a start"]);
+    release();
+    await Promise.all([a, b]);
+    expect(events).toEqual(["a start", "a end", "b"]);
+  });
+});
+
+async function waitingAdvisoryLocks(): Promise<number> {
+  const { rows } = await stores[0].query<{ waiting: number }>(
+    "select count(*)::int as waiting from pg_locks where locktype = 'advisory' and not granted",
+  );
+  return rows[0].waiting;
+}
