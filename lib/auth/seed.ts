@@ -27,6 +27,9 @@ export async function seedDemoIfEmpty(db: Sql): Promise<DemoSeed | null> {
     return demo;
   });
   if (!user) return null;
-  const project = await createProject(db, user.id, "Demo app");
+  // No sandbox yet: start-up code runs in its own bundle (instrumentation), and long-lived
+  // objects it creates would carry that bundle's copies of the classes the routes check
+  // errors against. The demo project gets its sandbox on first use, from a route.
+  const project = await createProject(db, user.id, "Demo app", { sandbox: false });
   return { token, project };
 }

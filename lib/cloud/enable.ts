@@ -1,7 +1,8 @@
 import { getBackendSettings, isManagedModeConfigured, provisionManagedProject, type BackendSettings } from "@/lib/backend";
 import { getConfig } from "@/lib/config";
-import { ConflictError, NotConfiguredError } from "@/lib/errors";
-import { getSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { NotConfiguredError } from "@/lib/errors";
+import { ensureProjectSandbox } from "@/lib/projects";
+import type { Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
@@ -21,10 +22,9 @@ export function requireManagedSettings(): ManagedSettings {
   return settings;
 }
 
-/** The project's sandbox; a project without one cannot receive the backend files. */
+/** The project's sandbox, created on first use when the project has none yet. */
 export async function connectProjectSandbox(project: Project): Promise<Sandbox> {
-  if (!project.sandboxId) throw new ConflictError("The project has no sandbox.", "no_sandbox");
-  return getSandboxProvider().connect(project.sandboxId);
+  return ensureProjectSandbox(await getStore(), project);
 }
 
 /** The sandbox half of a provisioning plan, shared by enable and the OAuth callback. */

@@ -127,12 +127,11 @@ export function oauthRedirectUri(config: Config = getConfig()): string {
   return config.PUBLIC_BASE_URL + OAUTH_CALLBACK_PATH;
 }
 
-/** A connected project keeps its backend until it is disconnected; OAuth mode needs the sandbox. */
+/** A connected project keeps its backend until it is disconnected. */
 function requireConnectable(project: Project): void {
   if (project.backendProject?.kind === "connected") {
     throw new ConflictError("The project is already connected to a backend; disconnect it first.", "already_connected");
   }
-  if (!project.sandboxId) throw new ConflictError("The project has no sandbox.", "no_sandbox");
 }
 
 /**

@@ -1,20 +1,40 @@
 import { log } from "@/lib/log";
-import { APP_TEMPLATE, getSandboxProvider, startAppDevServer } from "@/lib/sandbox";
+import { APP_TEMPLATE, getSandboxProvider, startAppDevServer, type Sandbox } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
 import { deleteProject, getProject, insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 
-/**
- * Creates a project owned by `ownerId`: a sandbox seeded from `templates/app` (a git repository
- * with one commit) with its app dev server running, then the project row recording the sandbox
- * and preview URL. Nothing is left half-made: on any failure the sandbox is killed and the row
- * (if already written) deleted.
- */
-export async function createProject(db: SqlExecutor, ownerId: string, name: string): Promise<Project> {
+/** A new sandbox seeded from `templates/app` with its app dev server running; killed again on failure. */
+async function createRunningSandbox(): Promise<{ sandbox: Sandbox; previewUrl: string }> {
   const provider = getSandboxProvider();
   const sandbox = await provider.create({ template: APP_TEMPLATE });
-  let projectId: string | undefined;
   try {
     const { previewUrl } = await startAppDevServer(sandbox);
+    return { sandbox, previewUrl };
+  } catch (error) {
+    await provider.kill(sandbox.sandboxId).catch((cleanupError: unknown) => {
+      log.warn("cleanup of a sandbox that failed to start failed", { sandboxId: sandbox.sandboxId, error: cleanupError });
+    });
+    throw error;
+  }
+}
+
+/**
+ * Creates a project owned by `ownerId`: by default a sandbox seeded from `templates/app` (a git
+ * repository with one commit) with its app dev server running, then the project row recording
+ * the sandbox and preview URL. Nothing is left half-made: on any failure the sandbox is killed
+ * and the row (if already written) deleted. With `sandbox: false` the sandbox is created on
+ * first use instead (see {@link ensureProjectSandbox}).
+ */
+export async function createProject(
+  db: SqlExecutor,
+  ownerId: string,
+  name: string,
+  options: { sandbox?: boolean } = {},
+): Promise<Project> {
+  if (options.sandbox === false) return insertProject(db, { ownerId, name });
+  const { sandbox, previewUrl } = await createRunningSandbox();
+  let projectId: string | undefined;
+  try {
     const project = await insertProject(db, { ownerId, name });
     projectId = project.id;
     await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl });
@@ -24,7 +44,7 @@ export async function createProject(db: SqlExecutor, ownerId: string, name: stri
     return stored;
   } catch (error) {
     // Cleanup failures are logged; the caller learns about the original failure.
-    const cleanups = [provider.kill(sandbox.sandboxId), projectId ? deleteProject(db, projectId) : undefined];
+    const cleanups = [getSandboxProvider().kill(sandbox.sandboxId), projectId ? deleteProject(db, projectId) : undefined];
     for (const outcome of await Promise.allSettled(cleanups)) {
       if (outcome.status === "rejected") {
         log.warn("cleanup after a failed project creation failed", { sandboxId: sandbox.sandboxId, projectId, error: outcome.reason });
@@ -32,6 +52,25 @@ export async function createProject(db: SqlExecutor, ownerId: string, name: stri
     }
     throw error;
   }
+}
+
+/**
+ * The project's sandbox, created on first use for a project that has none yet. When two
+ * requests race, the first recorded sandbox wins and the other is killed.
+ */
+export async function ensureProjectSandbox(db: SqlExecutor, project: Project): Promise<Sandbox> {
+  const provider = getSandboxProvider();
+  if (project.sandboxId) return provider.connect(project.sandboxId);
+  const { sandbox, previewUrl } = await createRunningSandbox();
+  const { rowCount } = await db.query(
+    "update projects set sandbox_id = $2, preview_url = $3, updated_at = now() where id = $1 and sandbox_id is null",
+    [project.id, sandbox.sandboxId, previewUrl],
+  );
+  if (rowCount > 0) return sandbox;
+  await provider.kill(sandbox.sandboxId);
+  const winner = await getProject(db, project.id);
+  if (!winner?.sandboxId) throw new Error(`Project ${project.id} was deleted while its sandbox was being created.`);
+  return provider.connect(winner.sandboxId);
 }
 
 /** The client-visible shape of a project (spec 2.1 `backendProject`); never credentials. */

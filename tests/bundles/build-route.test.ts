@@ -6,7 +6,7 @@ import { parseBuildArgs, runBuildCommand } from "@/lib/bundles/build-cli";
 import { reloadConfig } from "@/lib/config";
 import { APP_DIR, APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
-import { insertProject, type Project, updateProjectSandbox } from "@/lib/store/projects";
+import { getProject, insertProject, type Project, updateProjectSandbox } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
 import { fetchBlobUrl } from "./build-fixture";
 
@@ -69,11 +69,15 @@ describe("POST /api/projects/<id>/bundles", () => {
     }
   });
 
-  it("answers 409 for a project without a sandbox", async () => {
-    const bare = await insertProject(await getStore(), { ownerId: owner.user.id, name: "No sandbox" });
+  it("creates the sandbox of a project that has none yet, then builds it", async () => {
+    const db = await getStore();
+    const bare = await insertProject(db, { ownerId: owner.user.id, name: "No sandbox yet" });
     const response = await postBundle(bare.id, { headers: owner.headers });
-    expect(response.status).toBe(409);
-    expect((await response.json()).error.code).toBe("no_sandbox");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ success: true });
+    const stored = await getProject(db, bare.id);
+    expect(stored?.sandboxId).toEqual(expect.any(String));
+    await getSandboxProvider().kill(stored!.sandboxId!);
   });
 
   it("answers 502 with success false and the command's message when the export fails", async () => {
