@@ -1,12 +1,9 @@
-export default function HomePage() {
-  return (
-    <main>
-      <h1>Cloud backend service</h1>
-      <p>
-        Gives every AI-built mobile app a cloud backend and a home for its files. The API lives under{" "}
-        <code>/api</code>; start with <code>GET /api/health</code> and <code>GET /api/projects</code> using the demo
-        token printed at start.
-      </p>
-    </main>
-  );
+import { redirect } from "next/navigation";
+import { getSessionUser } from "@/lib/session/current";
+
+export const dynamic = "force-dynamic";
+
+/** The dashboard starts at the project list; visitors without a session sign in first. */
+export default async function HomePage() {
+  redirect((await getSessionUser()) ? "/projects" : "/signin");
 }

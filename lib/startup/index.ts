@@ -1,5 +1,6 @@
 import { getConfig } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
+import { announceSignInLink } from "@/lib/session/announce";
 import { log } from "@/lib/log";
 import { closeStore, getStore } from "@/lib/store";
 
@@ -23,6 +24,7 @@ export async function startServer(): Promise<void> {
         ].join("\n"),
       );
     }
+    await announceSignInLink(db, config);
   }
   const shutdown = () => {
     void closeStore().finally(() => process.exit(0));

@@ -1,0 +1,45 @@
+/** An error answer of the service (`{ error: { code, message } }`), or a network failure. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+/** The `ApiError` an answer's body describes; for bodies that are not the error shape, a generic one. */
+export function apiErrorFrom(status: number, body: unknown): ApiError {
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  if (typeof error?.code === "string" && typeof error.message === "string") return new ApiError(status, error.code, error.message);
+  return new ApiError(status, "http_error", `The server answered ${status}.`);
+}
+
+/**
+ * Calls the service's JSON API with the session cookie (same origin). `json` is sent as the
+ * body. Resolves with the parsed answer; rejects with an {@link ApiError} carrying the server's
+ * message, which is written for humans and shown as is.
+ */
+export async function callApi<T>(path: string, init: { method?: string; json?: unknown } = {}): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method: init.method ?? (init.json === undefined ? "GET" : "POST"),
+      headers: init.json === undefined ? undefined : { "content-type": "application/json" },
+      body: init.json === undefined ? undefined : JSON.stringify(init.json),
+      cache: "no-store",
+    });
+  } catch {
+    throw new ApiError(0, "network_error", "The server could not be reached.");
+  }
+  const body: unknown = await response.json().catch(() => null);
+  if (!response.ok) throw apiErrorFrom(response.status, body);
+  return body as T;
+}
+
+/** A message to show for anything a call rejected with. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

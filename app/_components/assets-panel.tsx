@@ -1,0 +1,94 @@
+"use client";
+
+import { useEffect, useState } from "react";
+import { callApi, messageOf } from "./api";
+import { AssetDropzone, type UploadedAsset } from "./asset-dropzone";
+import { formatBytes } from "./upload";
+
+/** One entry of the sandbox's asset manifest (spec 2.10), as GET /api/assets answers it. */
+export interface AssetEntry {
+  filename: string;
+  blobUrl: string;
+  contentType: string;
+  size: number;
+}
+
+const byName = (a: AssetEntry, b: AssetEntry) => a.filename.localeCompare(b.filename);
+
+/** The project's assets: upload by drag and drop, list from the manifest with thumbnails, delete. */
+export function AssetsPanel({ projectId }: { projectId: string }) {
+  const [assets, setAssets] = useState<AssetEntry[] | null>(null);
+  // Re-uploads keep their URL: a version per filename makes the thumbnail reload.
+  const [versions, setVersions] = useState<Record<string, number>>({});
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let cancelled = false;
+    callApi<{ assets: AssetEntry[] }>(`/api/assets?projectId=${encodeURIComponent(projectId)}`).then(
+      (answer) => !cancelled && setAssets([...answer.assets].sort(byName)),
+      (failure) => {
+        if (cancelled) return;
+        setError(messageOf(failure));
+        setAssets([]);
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [projectId]);
+
+  function uploaded(asset: UploadedAsset) {
+    const entry: AssetEntry = { filename: asset.filename, blobUrl: asset.url, contentType: asset.contentType, size: asset.size };
+    setAssets((current) => [...(current ?? []).filter((item) => item.filename !== entry.filename), entry].sort(byName));
+    setVersions((current) => ({ ...current, [entry.filename]: (current[entry.filename] ?? 0) + 1 }));
+  }
+
+  async function remove(filename: string) {
+    setError(null);
+    try {
+      await callApi("/api/assets/delete", { method: "DELETE", json: { projectId, filename } });
+      setAssets((current) => (current ?? []).filter((item) => item.filename !== filename));
+    } catch (failure) {
+      setError(messageOf(failure));
+    }
+  }
+
+  return (
+    <section id="assets" className="card stack" aria-labelledby="assets-title">
+      <h2 id="assets-title">Assets</h2>
+      <AssetDropzone projectId={projectId} onUploaded={uploaded} />
+      {error && (
+        <p className="alert" role="alert">
+          {error}
+        </p>
+      )}
+      {assets === null ? (
+        <p className="muted">Loading…</p>
+      ) : assets.length === 0 ? (
+        !error && <p className="muted">No assets yet.</p>
+      ) : (
+        <ul className="asset-grid" aria-label="Assets">
+          {assets.map((asset) => (
+            <li key={asset.filename} className="asset" data-filename={asset.filename}>
+              {asset.contentType.startsWith("image/") ? (
+                // eslint-disable-next-line @next/next/no-img-element -- blob URLs from any store; no optimiser needed
+                <img src={versions[asset.filename] ? `${asset.blobUrl}?v=${versions[asset.filename]}` : asset.blobUrl} alt={asset.filename} loading="lazy" />
+              ) : (
+                <span className="asset-type">{asset.filename.split(".").pop()?.toUpperCase()}</span>
+              )}
+              <a href={asset.blobUrl} target="_blank" rel="noreferrer" className="asset-name" title={asset.filename}>
+                {asset.filename}
+              </a>
+              <span className="row spread small muted">
+                {formatBytes(asset.size)}
+                <button type="button" className="link-button danger-text" onClick={() => remove(asset.filename)} aria-label={`Delete ${asset.filename}`}>
+                  Delete
+                </button>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,77 @@
+"use client";
+
+import { useEffect, useState } from "react";
+import type { RealtimeClientSettings } from "@/app/projects/[id]/data";
+import { addNotification, isErrorNotification, type ErrorGroup } from "./error-feed";
+import { subscribeToErrors, type FeedStatus } from "./error-subscription";
+
+const STATUS_LABELS: Record<FeedStatus, string> = {
+  connecting: "Connecting…",
+  live: "Live",
+  reconnecting: "Reconnecting…",
+  offline: "Offline",
+};
+
+const SOURCE_LABELS: Record<ErrorGroup["source"], string> = {
+  "backend-dev": "backend dev server",
+  "app-dev": "app dev server",
+  "cloud-enable": "cloud enable",
+};
+
+const timeOf = (iso: string) => new Date(iso).toLocaleTimeString();
+
+/** Dev-server errors of the project as they arrive, identical ones grouped with a count. */
+export function ErrorPanel({ realtime }: { realtime: RealtimeClientSettings }) {
+  const [groups, setGroups] = useState<ErrorGroup[]>([]);
+  const [status, setStatus] = useState<FeedStatus>("connecting");
+
+  useEffect(
+    () =>
+      subscribeToErrors(realtime, {
+        onStatus: setStatus,
+        onPayload: (payload) => {
+          if (isErrorNotification(payload)) setGroups((current) => addNotification(current, payload));
+        },
+      }),
+    [realtime],
+  );
+
+  return (
+    <section id="errors" className="card stack" aria-labelledby="errors-title">
+      <div className="row spread">
+        <h2 id="errors-title">Errors</h2>
+        <span className="row small">
+          <span className={`dot dot-${status}`} data-testid="error-feed-status" data-status={status} />
+          {STATUS_LABELS[status]}
+          {groups.length > 0 && (
+            <button type="button" className="link-button" onClick={() => setGroups([])}>
+              Clear
+            </button>
+          )}
+        </span>
+      </div>
+      {groups.length === 0 ? (
+        <p className="muted">No errors since this page opened.</p>
+      ) : (
+        <ul className="error-list" aria-label="Errors">
+          {groups.map((group) => (
+            <li key={group.key} className={`error error-${group.type}`}>
+              <div className="row spread small muted">
+                <span>
+                  {SOURCE_LABELS[group.source]} · {group.type}
+                </span>
+                <span>
+                  {group.count > 1 && <span className="count">×{group.count}</span>}{" "}
+                  <time dateTime={group.lastAt} title={`first ${timeOf(group.firstAt)}`}>
+                    {timeOf(group.lastAt)}
+                  </time>
+                </span>
+              </div>
+              <pre>{group.message}</pre>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,64 @@
+"use client";
+
+import { useState } from "react";
+import { callApi, messageOf } from "./api";
+
+export interface Screenshots {
+  mobileUrl: string;
+  desktopUrl: string;
+}
+
+/** Takes screenshots of the app preview (POST /api/projects/<id>/screenshots) and shows both. */
+export function ScreenshotsPanel({ projectId, previewUrl, initial }: { projectId: string; previewUrl: string | null; initial: Screenshots | null }) {
+  const [shots, setShots] = useState(initial);
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function take() {
+    setPending(true);
+    setError(null);
+    try {
+      const answer = await callApi<Screenshots>(`/api/projects/${encodeURIComponent(projectId)}/screenshots`, { method: "POST" });
+      // Fixed blob paths are overwritten in place: a fresh query defeats the browser cache.
+      const version = Date.now();
+      setShots({ mobileUrl: `${answer.mobileUrl}?v=${version}`, desktopUrl: `${answer.desktopUrl}?v=${version}` });
+    } catch (failure) {
+      setError(messageOf(failure));
+    } finally {
+      setPending(false);
+    }
+  }
+
+  return (
+    <section id="screenshots" className="card stack" aria-labelledby="screenshots-title">
+      <div className="row spread">
+        <h2 id="screenshots-title">Screenshots</h2>
+        <button type="button" onClick={take} disabled={pending || !previewUrl}>
+          {pending ? "Taking…" : "Take screenshots"}
+        </button>
+      </div>
+      {!previewUrl && <p className="muted">The project has no running preview.</p>}
+      {error && (
+        <p className="alert" role="alert">
+          {error}
+        </p>
+      )}
+      {shots ? (
+        <div className="shots">
+          <figure>
+            {/* eslint-disable-next-line @next/next/no-img-element -- blob URLs from any store */}
+            <img src={shots.mobileUrl} alt="Mobile screenshot (375×667 @2x)" data-testid="screenshot-mobile" />
+            <figcaption className="small muted">Mobile</figcaption>
+          </figure>
+          <figure>
+            {/* eslint-disable-next-line @next/next/no-img-element -- blob URLs from any store */}
+            <img src={shots.desktopUrl} alt="Desktop screenshot (1920×1080)" data-testid="screenshot-desktop" />
+            <figcaption className="small muted">Desktop</figcaption>
+          </figure>
+        </div>
+      ) : (
+        !error && previewUrl && <p className="muted">No screenshots yet.</p>
+      )}
+    </section>
+  );
+}

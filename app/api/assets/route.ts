@@ -1,0 +1,29 @@
+import { z } from "zod";
+import { readAssetManifest } from "@/lib/assets";
+import { requireOwnedProject, requireUser } from "@/lib/auth";
+import { connectProjectSandbox } from "@/lib/cloud/enable";
+import { parseQuery, route } from "@/lib/http";
+
+export const dynamic = "force-dynamic";
+
+const query = z.object({ projectId: z.string().min(1) });
+
+/** What the dashboard needs of a manifest entry; `localPath` stays inside the sandbox. */
+const listedEntry = z.object({ blobUrl: z.string(), contentType: z.string(), size: z.number() });
+
+/**
+ * GET /api/assets?projectId= → `{ assets: [{ filename, blobUrl, contentType, size }] }` from the
+ * project's asset manifest (spec 2.10); owner only. Entries without the spec's shape (the
+ * manifest is a file the app's code may edit) are left out rather than failing the list.
+ */
+export const GET = route(async (request) => {
+  const user = await requireUser(request);
+  const { projectId } = parseQuery(request, query);
+  const project = await requireOwnedProject(user, projectId);
+  const manifest = await readAssetManifest(await connectProjectSandbox(project));
+  const assets = Object.entries(manifest.assets).flatMap(([filename, entry]) => {
+    const parsed = listedEntry.safeParse(entry);
+    return parsed.success ? [{ filename, ...parsed.data }] : [];
+  });
+  return Response.json({ assets });
+});

@@ -1,0 +1,60 @@
+import Link from "next/link";
+import { AssetsPanel } from "@/app/_components/assets-panel";
+import { BackendCard } from "@/app/_components/backend-card";
+import { ErrorPanel } from "@/app/_components/error-panel";
+import { ScreenshotsPanel } from "@/app/_components/screenshots-panel";
+import { getBackendSettings } from "@/lib/backend";
+import { getConfig } from "@/lib/config";
+import { requireSessionProject } from "@/lib/session/current";
+import { getStore } from "@/lib/store";
+import { deploymentDashboardBase, findScreenshots, readBackendSnapshot, realtimeClientSettings } from "./data";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Project · Cloud backend service" };
+
+/**
+ * A project: backend card, live errors, assets, screenshots. Everything handed to the client
+ * components is public: state, URLs, step names; credentials stay on the server.
+ */
+export default async function ProjectPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const { project } = await requireSessionProject((await params).id);
+  // The OAuth callback comes back here with `backend_error_message` when connecting failed.
+  const { backend_error_message: oauthError } = await searchParams;
+  const config = getConfig();
+  const settings = getBackendSettings(config);
+  const [snapshot, screenshots] = await Promise.all([readBackendSnapshot(await getStore(), project), findScreenshots(project.id)]);
+
+  return (
+    <main className="stack">
+      <nav className="small">
+        <Link href="/projects">← Projects</Link>
+      </nav>
+      <div className="row spread">
+        <h1>{project.name}</h1>
+        {project.previewUrl && (
+          <a href={project.previewUrl} target="_blank" rel="noreferrer" className="button">
+            Open preview
+          </a>
+        )}
+      </div>
+      <div className="grid">
+        <BackendCard
+          projectId={project.id}
+          initial={snapshot}
+          oauthAvailable={Boolean(settings.oauthClientId && settings.oauthClientSecret)}
+          dashboardBase={deploymentDashboardBase(settings)}
+          notice={typeof oauthError === "string" ? `Connecting your account did not work: ${oauthError}` : null}
+        />
+        <ErrorPanel realtime={realtimeClientSettings(config, project.id)} />
+        <AssetsPanel projectId={project.id} />
+        <ScreenshotsPanel projectId={project.id} previewUrl={project.previewUrl} initial={screenshots} />
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { addNotification, isErrorNotification, type ErrorGroup } from "@/app/_components/error-feed";
+import type { ErrorNotification } from "@/lib/realtime";
+
+const notification = (message: string, timestamp: string, overrides: Partial<ErrorNotification> = {}): ErrorNotification => ({
+  message,
+  timestamp,
+  projectId: "p1",
+  type: "backend-error",
+  source: "backend-dev",
+  ...overrides,
+});
+
+const feed = (...notifications: ErrorNotification[]) =>
+  notifications.reduce<ErrorGroup[]>((groups, next) => addNotification(groups, next), []);
+
+describe("error feed grouping", () => {
+  it("counts identical errors in one group that moves to the top with its latest time", () => {
+    const groups = feed(
+      notification("Error: a", "2026-01-01T00:00:01.000Z"),
+      notification("Error: b", "2026-01-01T00:00:02.000Z"),
+      notification("Error: a", "2026-01-01T00:00:03.000Z"),
+    );
+    expect(groups.map(({ message, count, firstAt, lastAt }) => ({ message, count, firstAt, lastAt }))).toEqual([
+      { message: "Error: a", count: 2, firstAt: "2026-01-01T00:00:01.000Z", lastAt: "2026-01-01T00:00:03.000Z" },
+      { message: "Error: b", count: 1, firstAt: "2026-01-01T00:00:02.000Z", lastAt: "2026-01-01T00:00:02.000Z" },
+    ]);
+  });
+
+  it("keeps the same message from another source or of another type apart", () => {
+    const groups = feed(
+      notification("Error: x", "2026-01-01T00:00:01.000Z"),
+      notification("Error: x", "2026-01-01T00:00:02.000Z", { source: "app-dev", type: "runtime-error" }),
+      notification("Error: x", "2026-01-01T00:00:03.000Z", { type: "build-error" }),
+    );
+    expect(groups).toHaveLength(3);
+    expect(groups.every((group) => group.count === 1)).toBe(true);
+  });
+
+  it("drops the least recently seen groups beyond the limit", () => {
+    let groups: ErrorGroup[] = [];
+    for (const name of ["a", "b", "c", "a", "d"]) groups = addNotification(groups, notification(name, "2026-01-01T00:00:00.000Z"), 3);
+    expect(groups.map((group) => group.message)).toEqual(["d", "a", "c"]);
+  });
+
+  it("accepts only payloads of the notification shape", () => {
+    expect(isErrorNotification(notification("Error: a", "2026-01-01T00:00:00.000Z"))).toBe(true);
+    expect(isErrorNotification({ message: "no time" })).toBe(false);
+    expect(isErrorNotification(null)).toBe(false);
+    expect(isErrorNotification("Error: a")).toBe(false);
+  });
+});

@@ -1,0 +1,219 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Browser, Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getEmulatorIdentity } from "@/lib/emulator/identity";
+import { launchBrowser, recordPageErrors, recordResponses, saveArtifact, type RecordedBody } from "./browser";
+import { createDevServerControl } from "./dev-server-control";
+import { ARTIFACTS_DIR, startProductServer, type ProductServer } from "./server";
+
+// A first build on two busy cores takes minutes; later runs reuse `.next`.
+const START_TIMEOUT_MS = 10 * 60_000;
+const STEP_TIMEOUT_MS = 90_000;
+
+const devServer = createDevServerControl();
+let server: ProductServer;
+let browser: Browser;
+let page: Page;
+let responses: RecordedBody[];
+let pageErrors: string[];
+let projectPath: string;
+let firstDeploymentUrl: string;
+const timings: Record<string, number> = {};
+
+const CONNECTED = '#backend[data-backend-state="connected"]';
+
+const textOf = (selector: string) => page.$eval(selector, (element) => element.textContent ?? "");
+
+/** Drops a freshly drawn 96×96 PNG onto the asset drop zone, as a user dragging a file would. */
+async function dropImage(filename: string, color: string): Promise<void> {
+  await page.evaluate(
+    async (name, fill) => {
+      const canvas = document.createElement("canvas");
+      canvas.width = 96;
+      canvas.height = 96;
+      const context = canvas.getContext("2d")!;
+      context.fillStyle = fill;
+      context.fillRect(0, 0, 96, 96);
+      const png = await new Promise<Blob>((resolve) => canvas.toBlob((blob) => resolve(blob!), "image/png"));
+      const data = new DataTransfer();
+      data.items.add(new File([png], name, { type: "image/png" }));
+      const zone = document.querySelector('[data-testid="asset-dropzone"]')!;
+      for (const type of ["dragenter", "dragover", "drop"]) {
+        zone.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: data }));
+      }
+    },
+    filename,
+    color,
+  );
+}
+
+/** Waits until the asset's thumbnail has loaded from blob storage; fails fast on an error shown in the panel. */
+async function thumbnailLoaded(filename: string): Promise<void> {
+  const outcome = await page.waitForFunction(
+    (name) => {
+      const image = document.querySelector<HTMLImageElement>(`.asset[data-filename="${name}"] img`);
+      if (image?.complete && image.naturalWidth === 96) return "loaded";
+      const failure = document.querySelector("#assets [role=alert]");
+      return failure ? `failed: ${failure.textContent}` : false;
+    },
+    {},
+    filename,
+  );
+  expect(await outcome.jsonValue()).toBe("loaded");
+}
+
+/** Width of an image, once it has loaded. */
+async function loadedWidth(selector: string): Promise<number> {
+  const width = await page.waitForFunction(
+    (css) => {
+      const element = document.querySelector<HTMLImageElement>(css);
+      return element?.complete ? element.naturalWidth : 0;
+    },
+    {},
+    selector,
+  );
+  return (await width.jsonValue()) as number;
+}
+
+beforeAll(async () => {
+  server = await startProductServer({ env: { BACKEND_DEV_COMMAND: devServer.command }, timeoutMs: START_TIMEOUT_MS });
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
+  responses = recordResponses(page);
+  pageErrors = recordPageErrors(page);
+}, START_TIMEOUT_MS + 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  fs.writeFileSync(path.join(ARTIFACTS_DIR, "timings.json"), `${JSON.stringify(timings, null, 2)}\n`);
+  devServer.cleanup();
+});
+
+describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => {
+  it("signs in with the one-time link printed at start, which then stops working", async () => {
+    await page.goto(server.baseUrl);
+    expect(new URL(page.url()).pathname).toBe("/signin");
+
+    await page.goto(server.signInLink);
+    expect(new URL(page.url()).pathname).toBe("/projects");
+    expect(await textOf("main")).toContain("Demo app");
+    await saveArtifact(page, "01-projects");
+
+    const otherContext = await browser.createBrowserContext();
+    const stranger = await otherContext.newPage();
+    await stranger.goto(server.signInLink);
+    expect(new URL(stranger.url()).pathname).toBe("/signin");
+    expect(await stranger.$eval("[role=alert]", (alert) => alert.textContent)).toContain("already used or has expired");
+    await otherContext.close();
+  });
+
+  it("creates a project and opens its page", async () => {
+    await page.type("#project-name", "Browser test app");
+    await Promise.all([page.waitForNavigation(), page.click("form[aria-label='New project'] button[type=submit]")]);
+    projectPath = new URL(page.url()).pathname;
+    expect(projectPath).toMatch(/^\/projects\/[0-9a-f-]{36}$/);
+    expect(await textOf("h1")).toBe("Browser test app");
+    await page.waitForSelector('#backend[data-backend-state="none"]');
+    await saveArtifact(page, "02-project-created");
+  });
+
+  it("enables the cloud backend: connecting with step progress, then connected", async () => {
+    const started = Date.now();
+    await page.click("#backend ::-p-text(Enable cloud backend)");
+    await page.waitForSelector('#backend[data-backend-state="connecting"] ol.progress');
+    await saveArtifact(page, "03-connecting");
+    await page.waitForSelector(CONNECTED);
+    timings.enableMs = Date.now() - started;
+    firstDeploymentUrl = await textOf('[data-testid="deployment-url"]');
+    expect(firstDeploymentUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/emulator\/.+/);
+    await saveArtifact(page, "04-connected");
+
+    // Stored, not only shown: a reload renders the same state from the server.
+    await page.reload();
+    await page.waitForSelector(CONNECTED);
+    expect(await textOf('[data-testid="deployment-url"]')).toBe(firstDeploymentUrl);
+  });
+
+  it("shows a backend dev-server error within 2 s, grouping repeats", async () => {
+    await devServer.waitForAdminKeys(1, 10_000);
+    await page.waitForSelector('[data-testid="error-feed-status"][data-status="live"]');
+    const started = Date.now();
+    devServer.triggerError("e2e: cannot reach table messages");
+    await page.waitForFunction(() => document.querySelector("#errors .error-list")?.textContent?.includes("e2e: cannot reach table messages"), {
+      timeout: 2_000,
+    });
+    timings.errorToPanelMs = Date.now() - started;
+
+    devServer.triggerError("e2e: cannot reach table messages");
+    await page.waitForFunction(() => document.querySelector("#errors .count")?.textContent === "×2", { timeout: 2_000 });
+    expect(await page.$$eval("#errors .error", (items) => items.length)).toBe(1);
+    expect(await textOf("#errors .error")).toContain("backend dev server");
+    await saveArtifact(page, "05-error-panel");
+  });
+
+  it("uploads images by drag and drop, lists them from the manifest with thumbnails, deletes one", async () => {
+    await dropImage("logo.png", "#4f46e5");
+    await dropImage("delete-me.png", "#dc2626");
+    await thumbnailLoaded("logo.png");
+    await thumbnailLoaded("delete-me.png");
+    await saveArtifact(page, "06-assets-uploaded");
+
+    await page.click('button[aria-label="Delete delete-me.png"]');
+    await page.waitForFunction(() => !document.querySelector('.asset[data-filename="delete-me.png"]'));
+
+    // The list after a reload comes from the sandbox's manifest.
+    await page.reload();
+    await thumbnailLoaded("logo.png");
+    expect(await page.$$eval("#assets .asset", (items) => items.map((item) => item.getAttribute("data-filename")))).toEqual(["logo.png"]);
+  });
+
+  it("takes screenshots and shows the mobile and the desktop picture", async () => {
+    const started = Date.now();
+    await page.click("#screenshots ::-p-text(Take screenshots)");
+    expect(await loadedWidth('[data-testid="screenshot-mobile"]')).toBe(750);
+    expect(await loadedWidth('[data-testid="screenshot-desktop"]')).toBe(1920);
+    timings.screenshotsMs = Date.now() - started;
+    await saveArtifact(page, "07-project-page");
+  });
+
+  it("disconnects, then connects the user's own account through the OAuth consent page", async () => {
+    await page.click("#backend ::-p-text(Disconnect…)");
+    await page.click("#backend button.danger");
+    await page.waitForSelector('#backend[data-backend-state="none"]');
+
+    const started = Date.now();
+    await Promise.all([page.waitForNavigation(), page.click("#backend ::-p-text(Connect your own account)")]);
+    expect(await page.$eval("h1", (heading) => heading.textContent)).toBe("Authorize application");
+    await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+    expect(new URL(page.url()).pathname).toBe(projectPath);
+    await page.waitForSelector(CONNECTED);
+    timings.oauthConnectMs = Date.now() - started;
+    expect(await textOf('[data-testid="deployment-url"]')).not.toBe(firstDeploymentUrl);
+    await saveArtifact(page, "08-connected-own-account");
+  });
+
+  it("never sent an admin key or any other server secret to the browser", async () => {
+    const adminKeys = await devServer.waitForAdminKeys(2, 10_000);
+    for (const key of adminKeys) expect(key).toMatch(/^project:[a-z0-9-]+:[a-z0-9-]+\|.{20,}$/);
+    const identity = getEmulatorIdentity({ DATA_DIR: server.dataDir, SECRETS_KEY: undefined });
+    const secrets = [...adminKeys, ...adminKeys.map((key) => key.split("|")[1]), identity.teamToken, identity.oauthClientSecret, identity.adminSecret];
+
+    const paths = responses.map((response) => new URL(response.url).pathname);
+    for (const expected of [projectPath, "/api/cloud/enable", "/api/assets", "/api/assets/upload", "/api/backend/status"]) {
+      expect(paths).toContain(expected);
+    }
+    for (const response of responses) {
+      for (const secret of secrets) {
+        expect(response.body.includes(secret), `a secret (${secret.slice(0, 8)}…) in ${response.url}`).toBe(false);
+      }
+    }
+  });
+
+  it("ran without a script error or a React warning in the page", () => {
+    expect(pageErrors).toEqual([]);
+  });
+});

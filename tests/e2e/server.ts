@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+
+/** Where browser tests keep their screenshots and the server log (git-ignored). */
+export const ARTIFACTS_DIR = path.join(ROOT, "test-artifacts", "e2e");
+
+/** Environment passed through to the server: enough to run node and git, nothing that configures the product. */
+const PASSED_THROUGH = ["PATH", "HOME", "USER", "LANG", "TMPDIR", "TZ"];
+
+const LOG_FILE = path.join(ARTIFACTS_DIR, "server.log");
+
+const SIGNIN_LINK = /(https?:\/\/\S+\/signin\/link\?token=\S+)/;
+
+export interface ProductServer {
+  baseUrl: string;
+  dataDir: string;
+  /** The one-time sign-in link the server printed at start. */
+  signInLink: string;
+  /** Everything the server printed so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function stopProcessGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  process.kill(-child.pid!, "SIGTERM");
+  const forced = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(forced);
+}
+
+/**
+ * Starts the product the way `npm start` does (scripts/start.mjs: builds when `.next` is missing
+ * or older than the sources, then `next start`) on embedded defaults: a fresh DATA_DIR, a free
+ * port, no product configuration besides `env`. Resolves once the server printed its sign-in link
+ * and answers /api/health.
+ */
+export async function startProductServer(options: { env?: Record<string, string>; timeoutMs: number }): Promise<ProductServer> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-e2e-data-"));
+  const env: Record<string, string> = {};
+  for (const name of PASSED_THROUGH) if (process.env[name]) env[name] = process.env[name]!;
+  Object.assign(env, { PORT: String(port), PUBLIC_BASE_URL: baseUrl, DATA_DIR: dataDir, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, options.env);
+
+  // Its own process group, so stopping reaches `next start` too; sandbox commands die with it.
+  const child = spawn(process.execPath, [path.join(ROOT, "scripts", "start.mjs")], {
+    cwd: ROOT,
+    // Next's types require NODE_ENV in ProcessEnv; it is set above.
+    env: env as NodeJS.ProcessEnv,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const signInLink = new Promise<string>((resolve, reject) => {
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+      const match = output.match(SIGNIN_LINK);
+      if (match) resolve(match[1]);
+    };
+    child.stdout!.on("data", collect);
+    child.stderr!.on("data", collect);
+    child.once("exit", (code) =>
+      reject(new Error(`The server exited (${code}) before it was ready; whole output in ${LOG_FILE}. Its end:\n${output.slice(-4000)}`)),
+    );
+  });
+
+  const server: ProductServer = {
+    baseUrl,
+    dataDir,
+    signInLink: "",
+    output: () => output,
+    async stop() {
+      await stopProcessGroup(child);
+      fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
+      fs.writeFileSync(LOG_FILE, output);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  try {
+    server.signInLink = await withTimeout(signInLink, options.timeoutMs, () => `No sign-in link within ${options.timeoutMs} ms:\n${output.slice(-4000)}`);
+    await withTimeout(waitForHealth(baseUrl, child), 30_000, () => "The server printed its link but /api/health never answered.");
+    return server;
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+async function waitForHealth(baseUrl: string, child: ChildProcess): Promise<void> {
+  while (child.exitCode === null) {
+    const healthy = await fetch(`${baseUrl}/api/health`).then((response) => response.ok, () => false);
+    if (healthy) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("The server exited.");
+}
+
+async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: () => string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(message())), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
