@@ -4,7 +4,7 @@ import { InvalidArgumentError } from "./errors";
 import { APP_DIR, type Sandbox, type WriteEntry } from "./port";
 
 /** Where `create({ template })` looks for templates unless a driver is told otherwise. */
-export const DEFAULT_TEMPLATES_DIR = path.join(process.cwd(), "templates");
+export const DEFAULT_TEMPLATES_DIR = path.join(/*turbopackIgnore: true*/ process.cwd(), "templates");
 
 /** Author of the sandbox's commits; stored in the repository so later commits work as well. */
 const GIT_IDENTITY = { name: "App Builder", email: "builder@sandbox.local" };
@@ -29,7 +29,7 @@ async function readTemplateFiles(root: string, relative = ""): Promise<WriteEntr
  */
 export async function seedAppFromTemplate(sandbox: Sandbox, template: string, templatesDir = DEFAULT_TEMPLATES_DIR): Promise<void> {
   if (!/^[a-z0-9][a-z0-9-]*$/.test(template)) throw new InvalidArgumentError(`Invalid template name ${JSON.stringify(template)}.`);
-  const root = path.join(templatesDir, template);
+  const root = path.join(/*turbopackIgnore: true*/ templatesDir, template);
   if (!(await fs.stat(root).then((stat) => stat.isDirectory(), () => false))) {
     throw new InvalidArgumentError(`Unknown sandbox template ${JSON.stringify(template)}.`);
   }
