@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { requireProjectOwner, requireUser } from "@/lib/auth";
+import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { connectManagedBackend, requireManagedSettings } from "@/lib/cloud/enable";
 import { parseJsonBody, route } from "@/lib/http";
 
@@ -9,10 +9,10 @@ const connectBody = z.object({ projectId: z.string().min(1) });
 
 /** POST /api/backend/managed/connect: provisions a managed backend without touching the sandbox. */
 export const POST = route(async (request) => {
-  await requireUser(request);
+  const user = await requireUser(request);
   const { projectId } = await parseJsonBody(request, connectBody);
   requireManagedSettings();
-  const { project } = await requireProjectOwner(request, projectId);
+  const project = await requireOwnedProject(user, projectId);
   const state = await connectManagedBackend(project);
   return Response.json({
     success: true,

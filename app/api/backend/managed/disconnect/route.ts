@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { requireProjectOwner, requireUser } from "@/lib/auth";
+import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { disconnectBackend } from "@/lib/cloud/disconnect";
 import { parseJsonBody, route } from "@/lib/http";
 
@@ -9,9 +9,9 @@ const disconnectBody = z.object({ projectId: z.string().min(1), deleteBackendPro
 
 /** POST /api/backend/managed/disconnect: stops the backend dev server, removes credentials, clears the state. */
 export const POST = route(async (request) => {
-  await requireUser(request);
+  const user = await requireUser(request);
   const { projectId, deleteBackendProject } = await parseJsonBody(request, disconnectBody);
-  const { project } = await requireProjectOwner(request, projectId);
+  const project = await requireOwnedProject(user, projectId);
   await disconnectBackend(project, { deleteBackendProject });
   return Response.json({ success: true });
 });
