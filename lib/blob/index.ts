@@ -7,6 +7,7 @@ import { createVercelBlobStore } from "./drivers/vercel";
 import type { BlobStore } from "./port";
 
 export * from "./errors";
+export { listAllBlobs } from "./list-all";
 export type * from "./port";
 export { isFsBlobStore, type FsBlobStore, type OpenedBlob } from "./drivers/fs";
 

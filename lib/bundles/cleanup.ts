@@ -1,4 +1,4 @@
-import type { BlobStore, ListBlobResultBlob } from "@/lib/blob";
+import { listAllBlobs, type BlobStore, type ListBlobResultBlob } from "@/lib/blob";
 import { bundlePrefix } from "./paths";
 
 /** Spec 8 defaults: keep the newest 5 commits, delete commits older than 30 days. */
@@ -34,18 +34,6 @@ export interface Commit {
   blobs: ListBlobResultBlob[];
 }
 
-/** Every blob under a prefix, across all pages; stores never list by time, so we sort ourselves. */
-async function listAll(blob: BlobStore, prefix: string): Promise<ListBlobResultBlob[]> {
-  const all: ListBlobResultBlob[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await blob.list({ prefix, cursor });
-    all.push(...page.blobs);
-    cursor = page.hasMore ? page.cursor : undefined;
-  } while (cursor);
-  return all;
-}
-
 function groupByCommit(projectId: string, blobs: ListBlobResultBlob[]): Commit[] {
   const prefix = bundlePrefix(projectId);
   const commits = new Map<string, Commit>();
@@ -78,7 +66,7 @@ export async function cleanupBundles(
   const summary: CleanupSummary = { projects: 0, commitsKept: 0, commitsDeleted: 0, blobsDeleted: 0, bytesDeleted: 0 };
 
   for (const projectId of projectIds) {
-    const commits = groupByCommit(projectId, await listAll(blob, bundlePrefix(projectId)));
+    const commits = groupByCommit(projectId, await listAllBlobs(blob, bundlePrefix(projectId)));
     const doomed = selectCommitsToDelete(commits, keep, cutoff);
     const doomedBlobs = doomed.flatMap((commit) => commit.blobs);
     if (!options.dryRun) {

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, vi } from "vitest";
 import { POST as uploadRoute } from "@/app/api/assets/upload/route";
 import { DELETE as deleteRoute } from "@/app/api/assets/delete/route";
 import { ASSET_FILES_DIR, ASSET_MANIFEST_PATH, ASSET_STAGING_DIR, type AssetManifest } from "@/lib/assets";
-import { getBlobStore } from "@/lib/blob";
+import { getBlobStore, listAllBlobs } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
 import { getSandboxProvider, resetSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
@@ -22,14 +22,7 @@ export async function blobBytes(urlOrPathname: string): Promise<Uint8Array | nul
 
 /** Every blob pathname under a prefix (all pages). */
 export async function blobPathnames(prefix: string): Promise<string[]> {
-  const pathnames: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await getBlobStore().list({ prefix, cursor });
-    pathnames.push(...page.blobs.map((blob) => blob.pathname));
-    cursor = page.hasMore ? page.cursor : undefined;
-  } while (cursor);
-  return pathnames;
+  return (await listAllBlobs(getBlobStore(), prefix)).map((blob) => blob.pathname);
 }
 
 const hostNames = (dir: string) => fs.readdir(dir).catch(() => [] as string[]);

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { GET as serveBlobRoute } from "@/app/blob/[...pathname]/route";
-import type { BlobStore } from "@/lib/blob";
+import { listAllBlobs, type BlobStore } from "@/lib/blob";
 import { APP_DIR, type Sandbox } from "@/lib/sandbox";
 
 /**
@@ -81,14 +81,7 @@ export async function runExportScript(app: string, ...args: string[]): Promise<{
 
 /** Every pathname under a prefix, across pages. */
 export async function listPathnames(blob: BlobStore, prefix: string): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await blob.list({ prefix, cursor });
-    names.push(...page.blobs.map((entry) => entry.pathname));
-    cursor = page.hasMore ? page.cursor : undefined;
-  } while (cursor);
-  return names;
+  return (await listAllBlobs(blob, prefix)).map((entry) => entry.pathname);
 }
 
 /** Fetches a public blob URL through the app's `/blob/...` route, as a client would. */

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type BlobStore } from "@/lib/blob";
+import { listAllBlobs, type BlobStore } from "@/lib/blob";
 import { createFsBlobStore } from "@/lib/blob/drivers/fs";
 import { cleanupBundles } from "@/lib/bundles/cleanup";
 import { parseCleanupArgs, runCleanupCommand } from "@/lib/bundles/cleanup-cli";
@@ -15,16 +15,7 @@ import { createTestUser } from "../helpers/users";
 const NOW = new Date("2026-11-23T12:00:00Z");
 const DAY = 86_400_000;
 
-async function allPathnames(blob: BlobStore, prefix: string): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await blob.list({ prefix, cursor });
-    names.push(...page.blobs.map((b) => b.pathname));
-    cursor = page.hasMore ? page.cursor : undefined;
-  } while (cursor);
-  return names;
-}
+const allPathnames = async (blob: BlobStore, prefix: string) => (await listAllBlobs(blob, prefix)).map((entry) => entry.pathname);
 
 /** Uploads a three-file commit and dates it `daysAgo` before NOW (metadata lives in the store). */
 async function putCommit(blob: BlobStore, projectId: string, commit: string, daysAgo: number) {
