@@ -256,9 +256,10 @@ export async function runProvisioning(db: Sql, plan: ProvisioningPlan, options: 
       }
     }
     // Another run is live: wait for it to end (or for its lease to expire, then claim again).
-    while ((await getRunningOperation(db, plan.projectId))?.id === claimed.operationId) {
+    for (;;) {
       const running = await getRunningOperation(db, plan.projectId);
-      if (running?.leaseExpiresAt && running.leaseExpiresAt.getTime() < Date.now()) break;
+      if (running?.id !== claimed.operationId) break;
+      if (running.leaseExpiresAt && running.leaseExpiresAt.getTime() < Date.now()) break;
       if (Date.now() > deadline) throw new ProvisioningInProgressError();
       await delay(settings.pollMs);
     }
