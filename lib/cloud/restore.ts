@@ -1,6 +1,7 @@
 import { log } from "@/lib/log";
 import { ensureAppDevServer, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
+import type { BackendCredentials } from "@/lib/store/credentials";
 import { updateProjectSandbox, type Project } from "@/lib/store/projects";
 import { isBackendDevServerAttached, isBackendDevServerRunning, startBackendDevServer } from "./backend-dev-server";
 import { getBackendCredentials } from "./credentials";
@@ -14,8 +15,13 @@ import { BACKEND_URL_VARIABLE, updateSandboxEnvFile } from "./env-file";
 export async function restoreBackendEnvToSandbox(sandbox: Sandbox, projectId: string): Promise<boolean> {
   const credentials = await getBackendCredentials(projectId);
   if (!credentials) return false;
-  await updateSandboxEnvFile(sandbox, BACKEND_URL_VARIABLE, credentials.deploymentUrl);
+  await writeBackendUrl(sandbox, credentials);
   return true;
+}
+
+/** Writes the deployment URL of already loaded credentials into the sandbox's `.env.local`. */
+export function writeBackendUrl(sandbox: Sandbox, credentials: Pick<BackendCredentials, "deploymentUrl">): Promise<void> {
+  return updateSandboxEnvFile(sandbox, BACKEND_URL_VARIABLE, credentials.deploymentUrl);
 }
 
 /**
@@ -23,10 +29,8 @@ export async function restoreBackendEnvToSandbox(sandbox: Sandbox, projectId: st
  * output (service restart, reconnect after a pause): it is restarted attached to the scanner.
  * Returns whether a backend dev server runs afterwards.
  */
-export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string): Promise<boolean> {
+export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string, credentials: BackendCredentials): Promise<boolean> {
   if (isBackendDevServerAttached(sandbox) && (await isBackendDevServerRunning(sandbox))) return true;
-  const credentials = await getBackendCredentials(projectId);
-  if (!credentials) return false;
   return startBackendDevServer(sandbox, projectId, { adminKey: credentials.adminKey, deploymentUrl: credentials.deploymentUrl });
 }
 
@@ -35,13 +39,14 @@ export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string
  * server starts (so it reads the URL), then the backend dev server is started again.
  */
 export async function afterSandboxStart(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: boolean }> {
-  const connected = await restoreBackendEnvToSandbox(sandbox, project.id);
+  const credentials = await getBackendCredentials(project.id);
+  if (credentials) await writeBackendUrl(sandbox, credentials);
   const previewUrl = await ensureAppDevServer(sandbox);
   if (previewUrl !== project.previewUrl) {
     await updateProjectSandbox(await getStore(), project.id, { sandboxId: sandbox.sandboxId, previewUrl });
   }
-  const backendDevServer = connected ? await ensureBackendDevServer(sandbox, project.id) : false;
-  if (connected && !backendDevServer) log.warn("backend dev server did not come back after a sandbox start", { projectId: project.id });
+  const backendDevServer = credentials ? await ensureBackendDevServer(sandbox, project.id, credentials) : false;
+  if (credentials && !backendDevServer) log.warn("backend dev server did not come back after a sandbox start", { projectId: project.id });
   return { previewUrl, backendDevServer };
 }
 

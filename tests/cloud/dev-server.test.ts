@@ -4,7 +4,7 @@ import { GET as statusRoute } from "@/app/api/backend/status/route";
 import { GET as errorStreamRoute } from "@/app/api/projects/[id]/errors/stream/route";
 import { BACKEND_DEV_SERVER_ROLE, stopBackendDevServer } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";
-import { afterSandboxStart } from "@/lib/cloud/restore";
+import { afterSandboxStart, restoreBackendEnvToSandbox } from "@/lib/cloud/restore";
 import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole, SANDBOX_HOME, type Sandbox } from "@/lib/sandbox";
 import { getProject, type Project } from "@/lib/store/projects";
 import { eventsOf, SseReader } from "../realtime/sse-client";
@@ -127,6 +127,15 @@ describe("backend dev server", () => {
     // The injected files were committed: they survive the restart and are not rewritten.
     expect(await sandbox.files.read(`${APP_DIR}/app/_layout.tsx`)).toContain("<BackendWrapper>");
 
+    // The spec's restore operation alone: only .env.local comes back; unconnected projects answer false.
+    expect(await restoreBackendEnvToSandbox(sandbox, project.id)).toBe(true);
+    expect(await sandbox.files.read(envFile)).toBe(before);
+    expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(0);
+    const unconnected = await fx.newProject();
+    expect(await restoreBackendEnvToSandbox(await fx.sandboxOf(unconnected), unconnected.id)).toBe(false);
+    expect(await (await fx.sandboxOf(unconnected)).files.exists(envFile)).toBe(false);
+
+    await sandbox.files.remove(envFile);
     const result = await afterSandboxStart(sandbox, project);
     expect(result.backendDevServer).toBe(true);
     expect(await sandbox.files.read(envFile)).toBe(before);

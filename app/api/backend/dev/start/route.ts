@@ -3,7 +3,7 @@ import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { getBackendCredentials } from "@/lib/cloud/credentials";
 import { startBackendDevServer } from "@/lib/cloud/backend-dev-server";
 import { connectProjectSandbox } from "@/lib/cloud/enable";
-import { restoreBackendEnvToSandbox } from "@/lib/cloud/restore";
+import { writeBackendUrl } from "@/lib/cloud/restore";
 import { ConflictError } from "@/lib/errors";
 import { parseJsonBody, route } from "@/lib/http";
 
@@ -19,7 +19,7 @@ export const POST = route(async (request) => {
   const credentials = await getBackendCredentials(project.id);
   if (!credentials) throw new ConflictError("The project has no connected backend.", "backend_not_connected");
   const sandbox = await connectProjectSandbox(project);
-  await restoreBackendEnvToSandbox(sandbox, project.id);
+  await writeBackendUrl(sandbox, credentials);
   const success = await startBackendDevServer(sandbox, project.id, {
     adminKey: credentials.adminKey,
     deploymentUrl: credentials.deploymentUrl,
