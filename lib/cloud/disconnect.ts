@@ -7,6 +7,7 @@ import { forgetFailedRuns, getRunningOperation } from "@/lib/store/operations";
 import { setBackendProject, type Project } from "@/lib/store/projects";
 import { stopBackendDevServer } from "./backend-dev-server";
 import { requireManagedSettings } from "./enable";
+import { removeBackendUrlFromEnvFile } from "./env-file";
 import { ProvisioningInProgressError } from "./errors";
 
 export interface DisconnectOptions {
@@ -28,11 +29,16 @@ async function refuseWhileProvisioning(tx: SqlExecutor, projectId: string): Prom
   if (await getRunningOperation(tx, projectId)) throw new ProvisioningInProgressError();
 }
 
-/** Stops the backend dev server; a sandbox that no longer exists runs none. */
-async function stopDevServer(project: Project): Promise<void> {
+/**
+ * Stops the backend dev server and removes the deployment URL from `.env.local` (the app keeps
+ * working without a backend); a sandbox that no longer exists has neither.
+ */
+async function unwireSandbox(project: Project): Promise<void> {
   if (!project.sandboxId) return;
   try {
-    await stopBackendDevServer(await getSandboxProvider().connect(project.sandboxId));
+    const sandbox = await getSandboxProvider().connect(project.sandboxId);
+    await stopBackendDevServer(sandbox);
+    await removeBackendUrlFromEnvFile(sandbox);
   } catch (error) {
     if (!(error instanceof SandboxNotFoundError)) throw error;
   }
@@ -54,7 +60,8 @@ function deletableProjectId(credentials: BackendCredentials): number {
 }
 
 /**
- * POST /api/backend/managed/disconnect: stops the backend dev server, optionally deletes the
+ * POST /api/backend/managed/disconnect: stops the backend dev server and unsets the app's
+ * backend URL, optionally deletes the
  * managed backend project (by its stored numeric id), then removes the credentials and clears
  * the state. Refused with 409 while a provisioning run is live. A failure before the last step
  * leaves the project connected, so the call can simply be repeated; disconnecting twice is a no-op.
@@ -72,7 +79,7 @@ export async function disconnectBackend(project: Project, options: DisconnectOpt
     // A failed run's journal would hand the project about to be deleted to the next run.
     if (deletion) await forgetFailedRuns(tx, project.id);
   });
-  await stopDevServer(project);
+  await unwireSandbox(project);
   if (deletion) {
     const { projectId, settings } = deletion;
     await withRetries("delete project", () => deleteManagedProject({ teamScopedToken: settings.teamScopedToken, projectId }, settings));

@@ -5,23 +5,26 @@ import type { BackendCredentials } from "@/lib/store/credentials";
 import { updateProjectSandbox, type Project } from "@/lib/store/projects";
 import { isBackendDevServerAttached, isBackendDevServerRunning, startBackendDevServer } from "./backend-dev-server";
 import { getBackendCredentials } from "./credentials";
-import { BACKEND_URL_VARIABLE, updateSandboxEnvFile } from "./env-file";
+import { writeBackendUrlToEnvFile } from "./env-file";
+import { migrateLegacyBackendNames } from "./legacy-names";
 
 /**
- * Spec 4.5 restore: writes `APP_PUBLIC_BACKEND_URL` back into `.env.local` from the stored
- * credentials. The injected folder and wrapper are committed and persist, so they are never
- * rewritten. True when the project has credentials (the dev server can then be started).
+ * Spec 4.5 restore: writes `EXPO_PUBLIC_CONVEX_URL` back into `.env.local` from the stored
+ * credentials, after migrating an app wired with the names of earlier versions. The injected
+ * folder and wrapper are committed and persist, so they are never rewritten. True when the
+ * project has credentials (the dev server can then be started).
  */
 export async function restoreBackendEnvToSandbox(sandbox: Sandbox, projectId: string): Promise<boolean> {
   const credentials = await getBackendCredentials(projectId);
   if (!credentials) return false;
+  await migrateLegacyBackendNames(sandbox);
   await writeBackendUrl(sandbox, credentials);
   return true;
 }
 
 /** Writes the deployment URL of already loaded credentials into the sandbox's `.env.local`. */
 export function writeBackendUrl(sandbox: Sandbox, credentials: Pick<BackendCredentials, "deploymentUrl">): Promise<void> {
-  return updateSandboxEnvFile(sandbox, BACKEND_URL_VARIABLE, credentials.deploymentUrl);
+  return writeBackendUrlToEnvFile(sandbox, credentials.deploymentUrl);
 }
 
 /**
@@ -40,7 +43,10 @@ export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string
  */
 export async function afterSandboxStart(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: boolean }> {
   const credentials = await getBackendCredentials(project.id);
-  if (credentials) await writeBackendUrl(sandbox, credentials);
+  if (credentials) {
+    await migrateLegacyBackendNames(sandbox);
+    await writeBackendUrl(sandbox, credentials);
+  }
   const previewUrl = await ensureAppDevServer(sandbox);
   if (previewUrl !== project.previewUrl) {
     await updateProjectSandbox(await getStore(), project.id, { sandboxId: sandbox.sandboxId, previewUrl });

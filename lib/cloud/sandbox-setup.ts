@@ -1,29 +1,29 @@
-import { getConfig } from "@/lib/config";
+import { ROOT_LAYOUT_CANDIDATES } from "@/lib/app-names";
 import { getBackendTemplateFiles, injectBackendWrapper, InjectionError } from "@/lib/injection";
 import { log } from "@/lib/log";
 import { APP_DIR, restartAppDevServer, type Sandbox } from "@/lib/sandbox";
 import { startBackendDevServer } from "./backend-dev-server";
-import { BACKEND_URL_VARIABLE, updateSandboxEnvFile } from "./env-file";
-
-const LAYOUT_CANDIDATES = ["app/_layout.tsx", "app/_layout.jsx", "app/_layout.js"];
+import { ensureBackendPackage } from "./backend-package";
+import { writeBackendUrlToEnvFile } from "./env-file";
+import { commitAll } from "./git";
+import { migrateLegacyBackendNames } from "./legacy-names";
 
 /** Warnings are shown to the user on the connected state; they never carry secrets. */
 export type Warnings = string[];
 
-/**
- * Spec 4.1 steps 1–2: creates the `backend/` template files that are missing (an existing file
- * is the user's code and is kept) and injects `BackendWrapper` into the root layout. A layout the
- * injector cannot safely edit is left untouched and reported as a warning: the backend still works.
- */
-export async function injectBackendIntoSandbox(sandbox: Sandbox): Promise<Warnings> {
+/** Creates the template files that are missing; an existing file is the user's code and is kept. */
+async function writeMissingTemplateFiles(sandbox: Sandbox): Promise<void> {
   const missing = [];
   for (const file of getBackendTemplateFiles()) {
     const target = `${APP_DIR}/${file.path}`;
     if (!(await sandbox.files.exists(target))) missing.push({ path: target, data: file.content });
   }
   if (missing.length > 0) await sandbox.files.write(missing);
+}
 
-  for (const candidate of LAYOUT_CANDIDATES) {
+/** Injects `BackendWrapper` into the root layout; a layout the injector cannot safely edit is left as is, with a warning. */
+async function injectIntoLayout(sandbox: Sandbox): Promise<Warnings> {
+  for (const candidate of ROOT_LAYOUT_CANDIDATES) {
     const layoutPath = `${APP_DIR}/${candidate}`;
     if (!(await sandbox.files.exists(layoutPath))) continue;
     try {
@@ -38,12 +38,16 @@ export async function injectBackendIntoSandbox(sandbox: Sandbox): Promise<Warnin
   return ["No app/_layout.tsx found; wrap your root component in BackendWrapper by hand."];
 }
 
-async function commitChanges(sandbox: Sandbox): Promise<void> {
-  const message = `Enable ${getConfig().BACKEND_PRODUCT_NAME} cloud backend`;
-  await sandbox.commands.run(
-    `git add -A && (git diff --cached --quiet || git -c user.name="Cloud backend" -c user.email="cloud-backend@localhost" commit -q -m ${JSON.stringify(message)})`,
-    { cwd: APP_DIR, timeoutMs: 60_000 },
-  );
+/**
+ * Spec 4.1 steps 1–2 plus the dependency: migrates names written by earlier versions, creates the
+ * `convex/` template files, injects `BackendWrapper` into the root layout and adds and installs
+ * the `convex` package. Needs no credentials, so it runs while the backend is provisioned.
+ */
+export async function injectBackendIntoSandbox(sandbox: Sandbox): Promise<Warnings> {
+  await migrateLegacyBackendNames(sandbox);
+  await writeMissingTemplateFiles(sandbox);
+  const layoutWarnings = await injectIntoLayout(sandbox);
+  return [...layoutWarnings, ...(await ensureBackendPackage(sandbox))];
 }
 
 /** Runs a step whose failure must not undo the connection; its failure becomes a warning. */
@@ -60,7 +64,7 @@ async function nonFatal(what: string, step: () => Promise<unknown>): Promise<War
 /**
  * Spec 4.1 steps 5–8 for a provisioned backend: writes the URL into `.env.local` (fatal when it
  * fails: the app could not reach its backend), then commits, restarts the app dev server so it
- * reads the variable, and starts the backend dev server. Those three are independent once the
+ * inlines the variable, and starts the backend dev server. Those three are independent once the
  * env file is written, so they run side by side; each is non-fatal and reported as a warning.
  */
 export async function finishSandboxSetup(
@@ -68,9 +72,9 @@ export async function finishSandboxSetup(
   projectId: string,
   backend: { deploymentUrl: string; adminKey: string },
 ): Promise<Warnings> {
-  await updateSandboxEnvFile(sandbox, BACKEND_URL_VARIABLE, backend.deploymentUrl);
+  await writeBackendUrlToEnvFile(sandbox, backend.deploymentUrl);
   const outcomes = await Promise.all([
-    nonFatal("Committing the changes", () => commitChanges(sandbox)),
+    nonFatal("Committing the changes", () => commitAll(sandbox)),
     nonFatal("Restarting the app dev server", () => restartAppDevServer(sandbox)),
     nonFatal("Starting the backend dev server", () => startBackendDevServer(sandbox, projectId, backend)),
   ]);

@@ -66,7 +66,7 @@ function assertParses(code: string, language: Language, filename: string): void 
 
 /**
  * Injects the backend client and `<BackendWrapper>` into an app's root layout (spec 2.8): imports
- * `ConvexProvider`/`ConvexReactClient`, creates the client from `APP_PUBLIC_BACKEND_URL` (null when
+ * `ConvexProvider`/`ConvexReactClient`, creates the client from `EXPO_PUBLIC_CONVEX_URL` (null when
  * unset), defines `BackendWrapper`, and wraps the theme provider (or, without one, each returned
  * tree) of the default-exported component. Formatting and comments are kept. Idempotent: on an
  * injected layout it returns `{ changed: false }` and the source as is. Pure: nothing is written.

@@ -23,7 +23,7 @@ function readTree(root: string, relative = ""): TemplateFile[] {
 }
 
 /**
- * The spec 2.7 files (`backend.json` and the `backend/` folder) to create in the app, sorted by
+ * The spec 2.7 files (`convex.json` and the `convex/` folder) to create in the app, sorted by
  * path. Read once from templates/backend/files and cached; nothing is written here.
  */
 export function getBackendTemplateFiles(): TemplateFile[] {

@@ -3,9 +3,10 @@
 // the same code without the type annotation.
 import { ConvexProvider, ConvexReactClient } from "convex/react";
 
-// Cloud backend client: null while APP_PUBLIC_BACKEND_URL is unset, so the app also runs without a backend.
-const backendClient = process.env.APP_PUBLIC_BACKEND_URL
-  ? new ConvexReactClient(process.env.APP_PUBLIC_BACKEND_URL, { unsavedChangesWarning: false })
+// Cloud backend client: null while EXPO_PUBLIC_CONVEX_URL is unset, so the app also runs without a
+// backend. Always read as `process.env.EXPO_PUBLIC_CONVEX_URL`: Expo inlines only that exact form.
+const backendClient = process.env.EXPO_PUBLIC_CONVEX_URL
+  ? new ConvexReactClient(process.env.EXPO_PUBLIC_CONVEX_URL, { unsavedChangesWarning: false })
   : null;
 
 function BackendWrapper({ children }: { children: React.ReactNode }) {
