@@ -56,9 +56,9 @@ export function resolveRuntimeVersion(expo: ExpoConfig, expoDependency?: string)
   }
 }
 
-async function readJson(sandbox: Sandbox, file: string): Promise<unknown> {
+async function readJson(sandbox: Sandbox, appDir: string, file: string): Promise<unknown> {
   try {
-    return JSON.parse(await sandbox.files.read(`${APP_DIR}/${file}`));
+    return JSON.parse(await sandbox.files.read(`${appDir}/${file}`));
   } catch (error) {
     if (error instanceof FileNotFoundError) return undefined;
     if (error instanceof SyntaxError) throw new BundleBuildError("config", `${file} is not valid JSON: ${error.message}`);
@@ -66,9 +66,9 @@ async function readJson(sandbox: Sandbox, file: string): Promise<unknown> {
   }
 }
 
-/** Reads app.json (and the Expo dependency from package.json) of the sandbox's app. */
-export async function readAppConfig(sandbox: Sandbox): Promise<AppConfig> {
-  const appJson = await readJson(sandbox, "app.json");
+/** Reads app.json (and the Expo dependency from package.json) of the app checked out at `appDir`. */
+export async function readAppConfig(sandbox: Sandbox, appDir: string = APP_DIR): Promise<AppConfig> {
+  const appJson = await readJson(sandbox, appDir, "app.json");
   if (appJson === undefined) {
     throw new BundleBuildError("config", "The app has no app.json; static bundles read runtimeVersion from it.");
   }
@@ -80,7 +80,7 @@ export async function readAppConfig(sandbox: Sandbox): Promise<AppConfig> {
   }
   const packageJson = z
     .looseObject({ dependencies: z.record(z.string(), z.string()).optional() })
-    .safeParse(await readJson(sandbox, "package.json"));
+    .safeParse(await readJson(sandbox, appDir, "package.json"));
   const expoDependency = packageJson.success ? packageJson.data.dependencies?.expo : undefined;
   return { expo: parsed.data, runtimeVersion: resolveRuntimeVersion(parsed.data, expoDependency) };
 }

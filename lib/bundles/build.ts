@@ -6,7 +6,7 @@ import { getSandboxProvider, type Sandbox, type SandboxProvider } from "@/lib/sa
 import { type AppConfig, readAppConfig } from "./app-config";
 import { parseCommitSha } from "./commit";
 import { BundleBuildError } from "./errors";
-import { DEFAULT_EXPORT_COMMANDS, type ExportOutput, readExportOutput, runExportCommand } from "./export";
+import { DEFAULT_EXPORT_COMMAND, type ExportOutput, readExportOutput, runExportCommand, withCommitCheckout } from "./export";
 import { createUpdateManifest } from "./manifest";
 import { bundlePrefix } from "./paths";
 import { mapWithConcurrency } from "./pool";
@@ -23,14 +23,14 @@ export interface BuildStaticBundleInput {
 /** Spec 4.4 output; a failure carries a user-facing (redacted) message and a stable code. */
 export type BuildStaticBundleResult =
   | { success: true; manifestUrl: string; bundleUrl: string }
-  | { success: false; error: string; code: string };
+  | { success: false; error: string; code: string; /** The HTTP status the failure maps to. */ status: number };
 
 export interface BuildStaticBundleOptions {
   /** @defaultValue getBlobStore() */
   blob?: BlobStore;
   /** Used by {@link buildStaticBundle} to reach the sandbox. @defaultValue getSandboxProvider() */
   provider?: SandboxProvider;
-  /** Shell command writing the export to `dist/`. @defaultValue BUNDLE_EXPORT_COMMAND, else per driver */
+  /** Shell command writing the export to `dist/` of the commit's checkout. @defaultValue BUNDLE_EXPORT_COMMAND, else `npx expo export …` */
   exportCommand?: string;
   /** @defaultValue 600_000 (Metro's first build of a large app takes minutes) */
   exportTimeoutMs?: number;
@@ -97,10 +97,12 @@ async function publishExport(
 
 async function exportAndUpload(sandbox: Sandbox, input: Omit<BuildStaticBundleInput, "sandboxId">, options: BuildStaticBundleOptions) {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  const command = options.exportCommand ?? getConfig().BUNDLE_EXPORT_COMMAND ?? DEFAULT_EXPORT_COMMANDS[sandbox.driver];
-  const appConfig = await readAppConfig(sandbox);
-  await runExportCommand(sandbox, command, options.exportTimeoutMs ?? DEFAULT_EXPORT_TIMEOUT_MS);
-  const output = await readExportOutput(sandbox, concurrency);
+  const command = options.exportCommand ?? getConfig().BUNDLE_EXPORT_COMMAND ?? DEFAULT_EXPORT_COMMAND;
+  const { appConfig, output } = await withCommitCheckout(sandbox, input.commitSha, async (dir) => {
+    const appConfig = await readAppConfig(sandbox, dir);
+    await runExportCommand(sandbox, command, options.exportTimeoutMs ?? DEFAULT_EXPORT_TIMEOUT_MS, dir);
+    return { appConfig, output: await readExportOutput(sandbox, concurrency, dir) };
+  });
   const createdAt = (options.now ?? (() => new Date()))();
   const urls = await publishExport(options.blob ?? getBlobStore(), input, { output, appConfig, createdAt, concurrency }).catch(
     (error: unknown) => {
@@ -115,7 +117,7 @@ function failure(error: unknown, context: Record<string, unknown>): BuildStaticB
   const known = error instanceof AppError;
   const message = redactSecrets(known ? error.message : `The bundle build failed: ${(error as Error)?.message ?? String(error)}`);
   log.warn("static bundle build failed", { ...context, error: message });
-  return { success: false, error: message, code: known ? error.code : "bundle_build_failed" };
+  return { success: false, error: message, code: known ? error.code : "bundle_build_failed", status: known ? error.status : 502 };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BadRequestError, ConflictError } from "@/lib/errors";
+import { BadRequestError, ConflictError, NotFoundError } from "@/lib/errors";
 import { APP_DIR, CommandExitError, type Sandbox } from "@/lib/sandbox";
 
 /**
@@ -38,13 +38,26 @@ export async function readHeadCommit(sandbox: Sandbox): Promise<CommitInfo> {
   }
 }
 
+/** The full id of a commit of the app repository; 404 `commit_not_found` when it has none such. */
+export async function verifyCommit(sandbox: Sandbox, sha: string): Promise<string> {
+  const normalized = parseCommitSha(sha);
+  try {
+    const { stdout } = await sandbox.commands.run(`git rev-parse --verify --quiet ${normalized}^{commit}`, { cwd: APP_DIR, timeoutMs: 30_000 });
+    return parseCommitSha(stdout.trim());
+  } catch (error) {
+    if (error instanceof CommandExitError) throw new NotFoundError(`The app repository has no commit ${normalized}.`, "commit_not_found");
+    throw error;
+  }
+}
+
 /**
- * The commit a build is labelled with: the given id, else HEAD. A given message wins; without
- * one, HEAD's message goes with HEAD and an explicit id gets none.
+ * The commit a build is made of and labelled with: the given id (which must exist; stored as
+ * its full id), else HEAD. A given message wins; without one, HEAD's message goes with HEAD and
+ * an explicit id gets none.
  */
 export async function resolveCommit(sandbox: Sandbox, requested: { commitSha?: string; commitMessage?: string }): Promise<CommitInfo> {
   if (requested.commitSha !== undefined) {
-    return { sha: parseCommitSha(requested.commitSha), message: requested.commitMessage ?? "" };
+    return { sha: await verifyCommit(sandbox, requested.commitSha), message: requested.commitMessage ?? "" };
   }
   const head = await readHeadCommit(sandbox);
   return { sha: head.sha, message: requested.commitMessage ?? head.message };

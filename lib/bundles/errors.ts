@@ -5,8 +5,8 @@ export type BundleBuildStage = "sandbox" | "export" | "output" | "config" | "upl
 
 /**
  * A static bundle build failed at `stage`. The message is meant for the user (it quotes the
- * export command's redacted output) and never holds a secret. 502: the sandbox or the blob
- * store is an upstream of this service.
+ * export command's redacted output) and never holds a secret. A failed export is 422: the app's
+ * code does not build. Any other stage is 502: the sandbox or the blob store is an upstream.
  */
 export class BundleBuildError extends AppError {
   constructor(
@@ -14,7 +14,7 @@ export class BundleBuildError extends AppError {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(502, `bundle_${stage}_failed`, message, options);
+    super(stage === "export" ? 422 : 502, `bundle_${stage}_failed`, message, options);
     this.name = "BundleBuildError";
   }
 }

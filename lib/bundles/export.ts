@@ -1,33 +1,56 @@
 import { z } from "zod";
 import { contentTypeForPathname } from "@/lib/blob/content-type";
 import { redactSecrets } from "@/lib/log";
-import { APP_DIR, CommandExitError, FileNotFoundError, type Sandbox, type SandboxDriverName, SandboxTimeoutError } from "@/lib/sandbox";
+import { APP_DIR, CommandExitError, FileNotFoundError, SANDBOX_HOME, type Sandbox, SandboxTimeoutError } from "@/lib/sandbox";
+import { verifyCommit } from "./commit";
 import { BundleBuildError } from "./errors";
 import { mapWithConcurrency } from "./pool";
 
-/** Where every export command must write (`--output-dir dist`). */
-export const EXPORT_DIR = `${APP_DIR}/dist`;
+/** What runs when `BUNDLE_EXPORT_COMMAND` is unset: Expo's own export, Hermes bytecode for iOS. */
+export const DEFAULT_EXPORT_COMMAND = "npx expo export --platform ios --output-dir dist --dump-assetmap";
 
-/**
- * What runs when `BUNDLE_EXPORT_COMMAND` is unset. Local sandboxes have no Expo installed, so
- * the template's offline export script stands in; it writes the same layout.
- */
-export const DEFAULT_EXPORT_COMMANDS: Record<SandboxDriverName, string> = {
-  local: "node scripts/export-ios.mjs --platform ios --output-dir dist --dump-assetmap",
-  e2b: "npx expo export --platform ios --output-dir dist --dump-assetmap",
-};
-
+/** Where every export command must write, relative to the checkout (`--output-dir dist`). */
+const OUTPUT_DIR = "dist";
+/** Checkouts of single commits, apart from the live working tree. */
+const CHECKOUTS_DIR = `${SANDBOX_HOME}/.exports`;
 const OUTPUT_TAIL_CHARS = 1_000;
 
+const run = (sandbox: Sandbox, command: string, cwd: string) => sandbox.commands.run(command, { cwd, timeoutMs: 120_000 });
+
 /**
- * Runs the export command in the app directory after removing the previous output. A failing
- * or overrunning command becomes a `BundleBuildError("export")` quoting the (redacted) end of
- * its output, which is where Metro and Expo print the error.
+ * Runs `build` on a checkout of `commitSha` (a git worktree) so the live working tree, where the
+ * assistant keeps editing, is never touched. The checkout gets the live app's dependencies (hard
+ * links) and `.env.local`, which is never committed but holds the `EXPO_PUBLIC_*` values the
+ * export inlines. The checkout is removed afterwards, whatever happened.
  */
-export async function runExportCommand(sandbox: Sandbox, command: string, timeoutMs: number): Promise<void> {
-  await sandbox.files.remove(EXPORT_DIR);
+export async function withCommitCheckout<T>(sandbox: Sandbox, commitSha: string, build: (dir: string) => Promise<T>): Promise<T> {
+  const dir = `${CHECKOUTS_DIR}/${await verifyCommit(sandbox, commitSha)}`;
+  const removeCheckout = `git worktree remove --force ${dir} 2>/dev/null; rm -rf ${dir}; git worktree prune`;
+  await run(sandbox, `${removeCheckout} && mkdir -p ${CHECKOUTS_DIR} && git worktree add --detach --quiet ${dir} ${commitSha}`, APP_DIR);
   try {
-    await sandbox.commands.run(command, { cwd: APP_DIR, timeoutMs });
+    await run(
+      sandbox,
+      [
+        `if [ -d ${APP_DIR}/node_modules ]; then cp -al ${APP_DIR}/node_modules node_modules 2>/dev/null || cp -a ${APP_DIR}/node_modules node_modules; fi`,
+        `if [ -f ${APP_DIR}/.env.local ]; then cp ${APP_DIR}/.env.local .env.local; fi`,
+      ].join(" && "),
+      dir,
+    );
+    return await build(dir);
+  } finally {
+    await run(sandbox, removeCheckout, APP_DIR).catch(() => undefined);
+  }
+}
+
+/**
+ * Runs the export command in a checkout. A failing or overrunning command becomes a
+ * `BundleBuildError("export")` quoting the (redacted) end of its output, which is where Metro
+ * and Expo print the error.
+ */
+export async function runExportCommand(sandbox: Sandbox, command: string, timeoutMs: number, dir: string): Promise<void> {
+  await sandbox.files.remove(`${dir}/${OUTPUT_DIR}`);
+  try {
+    await sandbox.commands.run(command, { cwd: dir, timeoutMs, envs: { EXPO_NO_TELEMETRY: "1", CI: "1" } });
   } catch (error) {
     if (error instanceof CommandExitError) {
       const output = (error.stderr.trim() || error.stdout.trim()).slice(-OUTPUT_TAIL_CHARS);
@@ -73,10 +96,10 @@ export interface ExportOutput {
   assetMap: Record<string, Record<string, unknown>> | null;
 }
 
-async function readJsonOutput<S extends z.ZodType>(sandbox: Sandbox, name: string, schema: S): Promise<z.output<S> | null> {
+async function readJsonOutput<S extends z.ZodType>(sandbox: Sandbox, outputDir: string, name: string, schema: S): Promise<z.output<S> | null> {
   let text: string;
   try {
-    text = new TextDecoder().decode(await sandbox.files.read(`${EXPORT_DIR}/${name}`, { format: "bytes" }));
+    text = new TextDecoder().decode(await sandbox.files.read(`${outputDir}/${name}`, { format: "bytes" }));
   } catch (error) {
     if (error instanceof FileNotFoundError) return null;
     throw error;
@@ -92,15 +115,16 @@ async function readJsonOutput<S extends z.ZodType>(sandbox: Sandbox, name: strin
 }
 
 /**
- * Reads an export from `dist/`: the bundle and asset files named by metadata.json (never
- * globbed), every one as bytes, at most `concurrency` reads at a time.
+ * Reads an export from the checkout's `dist/`: the bundle and asset files named by metadata.json
+ * (never globbed), every one as bytes, at most `concurrency` reads at a time.
  */
-export async function readExportOutput(sandbox: Sandbox, concurrency: number): Promise<ExportOutput> {
-  const metadata = await readJsonOutput(sandbox, "metadata.json", metadataSchema);
+export async function readExportOutput(sandbox: Sandbox, concurrency: number, dir: string): Promise<ExportOutput> {
+  const outputDir = `${dir}/${OUTPUT_DIR}`;
+  const metadata = await readJsonOutput(sandbox, outputDir, "metadata.json", metadataSchema);
   if (!metadata) {
     throw new BundleBuildError("output", "The export wrote no dist/metadata.json; the export command must write Expo's export layout to dist/.");
   }
-  const assetMap = await readJsonOutput(sandbox, "assetmap.json", assetMapSchema);
+  const assetMap = await readJsonOutput(sandbox, outputDir, "assetmap.json", assetMapSchema);
   // Files are named by fileHashes[i]; the map is keyed by the asset's hash. Reverse it for types.
   const typeByFile = new Map<string, string>();
   for (const [hash, asset] of Object.entries(assetMap ?? {})) {
@@ -110,7 +134,7 @@ export async function readExportOutput(sandbox: Sandbox, concurrency: number): P
   const { bundle: bundleFile, assets: listed } = metadata.fileMetadata.ios;
   const unique = [...new Map(listed.map((asset) => [asset.path, asset])).values()];
   const readBytes = (relative: string) =>
-    sandbox.files.read(`${EXPORT_DIR}/${relative}`, { format: "bytes" }).catch((error: unknown) => {
+    sandbox.files.read(`${outputDir}/${relative}`, { format: "bytes" }).catch((error: unknown) => {
       if (error instanceof FileNotFoundError) throw new BundleBuildError("output", `dist/metadata.json names ${relative}, which the export did not write.`);
       throw error;
     });

@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 
@@ -76,6 +77,19 @@ const envSchema = z.object({
   E2B_API_KEY: optionalString,
   E2B_TEMPLATE: optionalString,
   APP_DEV_COMMAND: optionalString,
+  /** Machine-wide directory of the app toolchain (the template's npm dependencies), shared by all local sandboxes. */
+  APP_TOOLCHAIN_DIR: optionalString,
+  /** Loopback ports local sandboxes hand to their servers (app dev server), as `first-last`. */
+  LOCAL_PORT_RANGE: optionalString.transform((value, ctx) => {
+    const match = /^(\d{1,5})-(\d{1,5})$/.exec(value ?? "41000-41999");
+    const [first, last] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+    if (!match || first < 1024 || last > 65535 || first > last) {
+      ctx.addIssue({ code: "custom", message: "expected first-last with 1024 <= first <= last <= 65535" });
+      return z.NEVER;
+    }
+    return { first, last };
+  }),
+  XDG_CACHE_HOME: optionalString,
   BUNDLE_EXPORT_COMMAND: optionalString,
 
   // Realtime
@@ -92,9 +106,10 @@ const envSchema = z.object({
 
 type Env = z.output<typeof envSchema>;
 
-export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR"> & {
+export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR" | "APP_TOOLCHAIN_DIR" | "XDG_CACHE_HOME"> & {
   PUBLIC_BASE_URL: string;
   DATA_DIR: string;
+  APP_TOOLCHAIN_DIR: string;
 };
 
 /** Thrown at start-up when an environment variable is invalid; names every bad variable. */
@@ -118,9 +133,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       })),
     );
   }
-  const parsed = result.data;
+  const { XDG_CACHE_HOME, ...parsed } = result.data;
   return {
     ...parsed,
+    // Outside DATA_DIR on purpose: one install serves every data directory (and test run) on the machine.
+    APP_TOOLCHAIN_DIR: path.resolve(
+      /*turbopackIgnore: true*/ parsed.APP_TOOLCHAIN_DIR ?? path.join(XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "cloud-backend-service", "app-toolchain"),
+    ),
     PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, ""),
     // Runtime location chosen by the operator, not a build input.
     DATA_DIR: path.resolve(/*turbopackIgnore: true*/ parsed.DATA_DIR ?? ".data"),

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { getConfig } from "@/lib/config";
+import { log } from "@/lib/log";
 import { ConflictError } from "@/lib/errors";
 import { SandboxError, SandboxTimeoutError } from "./errors";
 import { APP_DIR, type CommandHandle, type OutputListener, type Sandbox, type SandboxDriverName } from "./port";
@@ -11,12 +12,18 @@ export const APP_DEV_SERVER_ROLE = "app-dev-server";
 /** Port the app dev server listens on in a sandbox with its own network (Metro's default). */
 export const APP_DEV_PORT = 8081;
 
-/** What runs when `APP_DEV_COMMAND` is unset; the command reads its port from `$PORT`. */
+/**
+ * What runs when `APP_DEV_COMMAND` is unset: Expo's own dev server (Metro), which serves the app
+ * as React Native Web renders it. Local sandboxes run it offline: the machine may reach nothing
+ * but the npm registry, and Expo's online checks would only stall the start.
+ */
 const DRIVER_DEFAULTS: Record<SandboxDriverName, { command: string; scheme: "http" | "https" }> = {
-  // The template's dependency-free preview server: starts in milliseconds, needs no install.
-  local: { command: "node preview-server.mjs", scheme: "http" },
-  e2b: { command: "npx expo start --port $PORT --host lan", scheme: "https" },
+  local: { command: "npx expo start --web --port $PORT --offline", scheme: "http" },
+  e2b: { command: "npx expo start --web --port $PORT --host lan", scheme: "https" },
 };
+
+/** Keeps Expo from opening a browser or sending telemetry from a headless sandbox. */
+const EXPO_ENVS = { BROWSER: "none", EXPO_NO_TELEMETRY: "1" };
 
 export interface AppDevServerOptions {
   /** Shell command run in the app directory with `PORT` set. @default APP_DEV_COMMAND, else per driver */
@@ -74,6 +81,20 @@ async function waitUntilAnswering(url: string, handle: CommandHandle, timeoutMs:
 }
 
 /**
+ * Asks Metro for the page's script bundles once, without waiting: Metro bundles on the first
+ * request, so the first visitor (a person or a screenshot) finds the bundle built.
+ */
+async function warmUpBundle(previewUrl: string): Promise<void> {
+  try {
+    const page = await fetch(previewUrl, { signal: AbortSignal.timeout(10_000) }).then((response) => response.text());
+    const scripts = [...page.matchAll(/<script[^>]+src="([^"]+)"/g)].map((match) => new URL(match[1].replaceAll("&amp;", "&"), previewUrl));
+    await Promise.all(scripts.map((url) => fetch(url, { signal: AbortSignal.timeout(300_000) }).then((response) => response.arrayBuffer())));
+  } catch (error) {
+    log.debug("warming up the app bundle failed", { previewUrl, error });
+  }
+}
+
+/**
  * Starts the app's dev server in the background (no command timeout) and waits until the
  * preview URL answers. Throws `ConflictError` when one is already running: use
  * {@link restartAppDevServer} to replace it.
@@ -88,13 +109,16 @@ export async function startAppDevServer(sandbox: Sandbox, options: AppDevServerO
   const handle = await sandbox.commands.run(command, {
     background: true,
     cwd: APP_DIR,
-    envs: { ...options.envs, PORT: String(port), ...roleEnvs(APP_DEV_SERVER_ROLE) },
+    envs: { ...EXPO_ENVS, ...options.envs, PORT: String(port), ...roleEnvs(APP_DEV_SERVER_ROLE) },
     timeoutMs: 0,
     onStdout: options.onStdout,
     onStderr: options.onStderr,
   });
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
-  if (readyTimeoutMs > 0) await waitUntilAnswering(previewUrl, handle, readyTimeoutMs);
+  if (readyTimeoutMs > 0) {
+    await waitUntilAnswering(previewUrl, handle, readyTimeoutMs);
+    void warmUpBundle(previewUrl);
+  }
   return { handle, port, previewUrl };
 }
 

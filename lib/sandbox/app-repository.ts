@@ -23,17 +23,26 @@ async function readTemplateFiles(root: string, relative = ""): Promise<WriteEntr
   return entries;
 }
 
+export interface SeedOptions {
+  /** @default `<cwd>/templates` */
+  templatesDir?: string;
+  /** Gives the app its dependencies before the first commit (which then records the lock file). */
+  installDependencies?: (templateRoot: string) => Promise<void>;
+}
+
 /**
  * Copies `templates/<template>/` to the sandbox's app directory and makes it a git repository
  * with one commit. Works through the port only, so every driver seeds the same way.
  */
-export async function seedAppFromTemplate(sandbox: Sandbox, template: string, templatesDir = DEFAULT_TEMPLATES_DIR): Promise<void> {
+export async function seedAppFromTemplate(sandbox: Sandbox, template: string, options: SeedOptions = {}): Promise<void> {
+  const templatesDir = options.templatesDir ?? DEFAULT_TEMPLATES_DIR;
   if (!/^[a-z0-9][a-z0-9-]*$/.test(template)) throw new InvalidArgumentError(`Invalid template name ${JSON.stringify(template)}.`);
   const root = path.join(/*turbopackIgnore: true*/ templatesDir, template);
   if (!(await fs.stat(root).then((stat) => stat.isDirectory(), () => false))) {
     throw new InvalidArgumentError(`Unknown sandbox template ${JSON.stringify(template)}.`);
   }
   await sandbox.files.write(await readTemplateFiles(root));
+  await options.installDependencies?.(root);
   await sandbox.commands.run(
     [
       "git init -q -b main",

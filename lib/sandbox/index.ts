@@ -1,5 +1,6 @@
 import path from "node:path";
 import { getConfig } from "@/lib/config";
+import { getAppToolchain, sandboxNpmEnv } from "@/lib/toolchain";
 import { createE2BSandboxProvider } from "./drivers/e2b";
 import { createLocalSandboxProvider } from "./drivers/local";
 import type { SandboxProvider } from "./port";
@@ -35,7 +36,12 @@ export function getSandboxProvider(): SandboxProvider {
     holder.__sandboxProvider =
       config.SANDBOX_DRIVER === "e2b"
         ? createE2BSandboxProvider({ apiKey: config.E2B_API_KEY, e2bTemplate: config.E2B_TEMPLATE })
-        : createLocalSandboxProvider({ root: path.join(config.DATA_DIR, "sandboxes") });
+        : createLocalSandboxProvider({
+            root: path.join(config.DATA_DIR, "sandboxes"),
+            dependencies: getAppToolchain(),
+            commandEnv: sandboxNpmEnv({ dir: config.APP_TOOLCHAIN_DIR }),
+            portRange: config.LOCAL_PORT_RANGE,
+          });
   }
   return holder.__sandboxProvider;
 }

@@ -89,7 +89,7 @@ export function createE2BSandboxProvider(options: E2BSandboxOptions): SandboxPro
     const sandbox = new E2BSandboxAdapter(sdk);
     if (template) {
       try {
-        await seedAppFromTemplate(sandbox, template, options.templatesDir);
+        await seedAppFromTemplate(sandbox, template, { templatesDir: options.templatesDir });
       } catch (error) {
         await kill(sandbox.sandboxId).catch(() => false);
         throw error;

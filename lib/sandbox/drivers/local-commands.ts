@@ -28,6 +28,7 @@ export class LocalCommands implements SandboxCommands {
   constructor(
     private readonly sandboxId: string,
     private readonly paths: SandboxPaths,
+    private readonly baseEnv: Record<string, string> = {},
   ) {}
 
   run(cmd: string, options?: CommandStartOptions & { background?: false }): Promise<CommandResult>;
@@ -89,6 +90,7 @@ export class LocalCommands implements SandboxCommands {
       ...inherited,
       HOME: this.paths.commandHome,
       USER: "user",
+      ...this.baseEnv,
       ...mapped,
       [SANDBOX_ID_VARIABLE]: this.sandboxId,
     };

@@ -6,16 +6,27 @@ import path from "node:path";
 import { NotConfiguredError } from "@/lib/errors";
 import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
 import { InvalidArgumentError, SandboxNotFoundError } from "../errors";
-import type { CreateSandboxOptions, Sandbox, SandboxProvider } from "../port";
+import { APP_DIR, type CreateSandboxOptions, type Sandbox, type SandboxProvider } from "../port";
 import { LocalCommands } from "./local-commands";
 import { LocalFiles } from "./local-files";
 import { SandboxPaths } from "./local-paths";
+
+/** Gives a seeded app its dependencies (the app toolchain: `node_modules` and the lock file). */
+export interface DependencyInstaller {
+  linkInto(templateRoot: string, appDir: string): Promise<void>;
+}
 
 export interface LocalSandboxOptions {
   /** Directory holding one directory per sandbox (`DATA_DIR/sandboxes`). Created when missing. */
   root: string;
   /** Directory of the templates `create({ template })` copies. @default `<cwd>/templates` */
   templatesDir?: string;
+  /** Installs a template's dependencies into a new sandbox's app; none when absent. */
+  dependencies?: DependencyInstaller;
+  /** Variables every command sees (the shared npm cache), below the command's own. */
+  commandEnv?: Record<string, string>;
+  /** Ports `reservePort` hands out. @default 41000–41999 */
+  portRange?: { first: number; last: number };
 }
 
 const DRIVER_NAME = "local";
@@ -57,16 +68,38 @@ async function commandRootFor(realRoot: string): Promise<string> {
   return alias;
 }
 
-/** A port nothing listens on right now, chosen by the kernel. */
-function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+const DEFAULT_PORT_RANGE = { first: 41_000, last: 41_999 };
+
+/** Whether nothing listens on `port` right now (on any interface: Metro binds them all). */
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
   });
+}
+
+/** Ports already handed to the sandboxes under `root`, running or not. */
+async function reservedPorts(root: string): Promise<Set<number>> {
+  const ports = new Set<number>();
+  for (const entry of await fs.readdir(root).catch(() => [] as string[])) {
+    const text = await fs.readFile(path.join(root, entry, METADATA_FILE), "utf8").catch(() => null);
+    if (!text) continue;
+    for (const port of Object.values((JSON.parse(text) as SandboxMetadata).ports)) ports.add(port);
+  }
+  return ports;
+}
+
+/** A port of the range that no sandbox holds and nothing listens on, tried from a random start. */
+async function findFreePort(root: string, range: { first: number; last: number }): Promise<number> {
+  const taken = await reservedPorts(root);
+  const size = range.last - range.first + 1;
+  const start = crypto.randomInt(size);
+  for (let offset = 0; offset < size; offset++) {
+    const port = range.first + ((start + offset) % size);
+    if (!taken.has(port) && (await isPortFree(port))) return port;
+  }
+  throw new NotConfiguredError(`No free port left in LOCAL_PORT_RANGE ${range.first}-${range.last}; widen it.`, "no_free_port");
 }
 
 /**
@@ -80,14 +113,17 @@ class LocalSandbox implements Sandbox {
   private readonly dir: string;
   private metadataLock: Promise<unknown> = Promise.resolve();
 
+  readonly paths: SandboxPaths;
+
   constructor(
     readonly sandboxId: string,
-    roots: SandboxRoots,
+    private readonly roots: SandboxRoots,
+    private readonly options: LocalSandboxOptions,
   ) {
     this.dir = path.join(roots.real, sandboxId);
-    const paths = new SandboxPaths(path.join(this.dir, HOME_DIR), path.join(roots.command, sandboxId, HOME_DIR));
-    this.files = new LocalFiles(paths);
-    this.commands = new LocalCommands(sandboxId, paths);
+    this.paths = new SandboxPaths(path.join(this.dir, HOME_DIR), path.join(roots.command, sandboxId, HOME_DIR));
+    this.files = new LocalFiles(this.paths);
+    this.commands = new LocalCommands(sandboxId, this.paths, options.commandEnv);
   }
 
   getHost(port: number): string {
@@ -99,7 +135,7 @@ class LocalSandbox implements Sandbox {
     const reserved = this.metadataLock.then(async () => {
       const metadata = await this.readMetadata();
       if (metadata.ports[name]) return metadata.ports[name];
-      const port = await findFreePort();
+      const port = await findFreePort(this.roots.real, this.options.portRange ?? DEFAULT_PORT_RANGE);
       await this.writeMetadata({ ...metadata, ports: { ...metadata.ports, [name]: port } });
       return port;
     });
@@ -145,7 +181,7 @@ export function createLocalSandboxProvider(options: LocalSandboxOptions): Sandbo
   const attach = async (sandboxId: string): Promise<LocalSandbox> => {
     const dir = await sandboxDir(sandboxId);
     if (!(await fs.stat(path.join(dir, METADATA_FILE)).catch(() => null))) throw new SandboxNotFoundError(sandboxId);
-    const sandbox = new LocalSandbox(sandboxId, await getRoots());
+    const sandbox = new LocalSandbox(sandboxId, await getRoots(), options);
     // First attach in this server process: whatever still runs was started by an earlier one
     // and can be neither listed nor stopped, so it goes (as after a sandbox reboot).
     await sandbox.commands.killAll();
@@ -177,12 +213,16 @@ export function createLocalSandboxProvider(options: LocalSandboxOptions): Sandbo
   const create = async ({ template }: CreateSandboxOptions = {}): Promise<Sandbox> => {
     const sandboxId = `local-${crypto.randomBytes(10).toString("hex")}`;
     await fs.mkdir(path.join(await sandboxDir(sandboxId), HOME_DIR), { recursive: true });
-    const sandbox = new LocalSandbox(sandboxId, await getRoots());
+    const sandbox = new LocalSandbox(sandboxId, await getRoots(), options);
     await sandbox.writeMetadata({ sandboxId, createdAt: new Date().toISOString(), ports: {} });
     attached.set(sandboxId, Promise.resolve(sandbox));
     if (template) {
       try {
-        await seedAppFromTemplate(sandbox, template, options.templatesDir);
+        const dependencies = options.dependencies;
+        await seedAppFromTemplate(sandbox, template, {
+          templatesDir: options.templatesDir,
+          installDependencies: dependencies && ((templateRoot) => dependencies.linkInto(templateRoot, sandbox.paths.toHost(APP_DIR))),
+        });
       } catch (error) {
         await kill(sandboxId);
         throw error;

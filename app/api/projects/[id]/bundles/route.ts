@@ -21,8 +21,9 @@ async function readBody(request: Request) {
 /**
  * POST /api/projects/<id>/bundles (owner only): exports the app in the project's sandbox and
  * uploads the static iOS bundle (spec 4.4). 200 `{success: true, manifestUrl, bundleUrl,
- * commitSha}`; a failed build is 502 `{success: false, error: {code, message}}` with the export
- * command's redacted output in the message.
+ * commitSha}`. A failed build answers `{success: false, error: {code, message}}`: 422 when the
+ * export fails (the message quotes the CLI's redacted output), 404 for an unknown commit, 502
+ * when the sandbox or blob store fails; nothing is uploaded then.
  */
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
@@ -30,6 +31,6 @@ export const POST = route<{ params: Promise<{ id: string }> }>(async (request, {
   if (result.success) return Response.json(result);
   return Response.json(
     { success: false, commitSha: result.commitSha, error: { code: result.code, message: result.error } },
-    { status: result.code.startsWith("invalid_") ? 400 : 502 },
+    { status: result.status },
   );
 });

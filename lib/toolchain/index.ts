@@ -1,0 +1,235 @@
+import { execFile, spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { BACKEND_PACKAGE, BACKEND_PACKAGE_RANGE } from "@/lib/app-names";
+import { AppError } from "@/lib/errors";
+import { getConfig } from "@/lib/config";
+import { log, redactSecrets } from "@/lib/log";
+
+/**
+ * The app toolchain: the npm dependencies of an app template (Expo, Metro, React Native Web…),
+ * installed once from the registry into a machine-wide directory and hard-linked into every new
+ * local sandbox, so a sandbox has a working `node_modules` in well under a second. It plays the
+ * part of the dependencies E2B bakes into a sandbox template's image.
+ */
+
+/** Thrown when the toolchain cannot be prepared; the message says what npm answered. */
+export class ToolchainError extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(503, "toolchain_unavailable", message, options);
+    this.name = "ToolchainError";
+  }
+}
+
+export interface ToolchainOptions {
+  /** Machine-wide directory holding one prepared toolchain per template package.json. */
+  dir: string;
+  /** Extra environment for npm (a registry override in tests). */
+  npmEnv?: Record<string, string>;
+  /** Receives progress lines while a toolchain is prepared. @default log.info */
+  onProgress?: (line: string) => void;
+  /** How often progress is reported during the install, in milliseconds. @default 5000 */
+  progressIntervalMs?: number;
+}
+
+/** A prepared toolchain for one template. */
+export interface PreparedToolchain {
+  /** Directory holding `package.json`, `package-lock.json` and `node_modules`. */
+  root: string;
+}
+
+export type ToolchainState =
+  | { state: "idle" }
+  | { state: "preparing"; since: string; packages: number }
+  | { state: "ready" }
+  | { state: "failed"; message: string };
+
+/** Written into a prepared toolchain last: its presence means the install completed. */
+const READY_MARKER = ".ready";
+/** npm rewrites this file in place on every install, so sandboxes get a copy, never a link. */
+const HIDDEN_LOCKFILE = path.join("node_modules", ".package-lock.json");
+const INSTALL_TIMEOUT_MS = 20 * 60_000;
+const exec = promisify(execFile);
+
+async function exists(target: string): Promise<boolean> {
+  return fs.stat(target).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The npm cache shared by the toolchain install and sandbox installs (`npm install convex` at enable). */
+export function npmCacheDir(options: Pick<ToolchainOptions, "dir">): string {
+  return path.join(options.dir, "npm-cache");
+}
+
+/** Environment for npm run on behalf of a sandbox: the shared cache, and the registry when the host sets one. */
+export function sandboxNpmEnv(options: Pick<ToolchainOptions, "dir" | "npmEnv">): Record<string, string> {
+  const registry = options.npmEnv?.npm_config_registry ?? process.env.npm_config_registry;
+  return { npm_config_cache: npmCacheDir(options), ...(registry ? { npm_config_registry: registry } : {}), npm_config_update_notifier: "false" };
+}
+
+/** The last lines npm printed on failure, minus its log-file boilerplate. */
+function npmFailure(output: string): string {
+  const lines = output
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line && !/^npm (warn|notice)|A complete log of this run/.test(line));
+  return redactSecrets(lines.slice(-6).join(" | ")).slice(0, 1_500);
+}
+
+function runNpm(args: string[], cwd: string, options: ToolchainOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("npm", args, {
+      cwd,
+      env: { ...process.env, ...sandboxNpmEnv(options), ...options.npmEnv, npm_config_fund: "false", npm_config_audit: "false" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const keep = (chunk: Buffer) => (output = (output + chunk.toString("utf8")).slice(-20_000));
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    const timer = setTimeout(() => child.kill("SIGKILL"), INSTALL_TIMEOUT_MS);
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(new ToolchainError(`Could not run npm: ${error.message}`, { cause: error }));
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) return resolve();
+      const registry = options.npmEnv?.npm_config_registry ?? process.env.npm_config_registry ?? "the npm registry";
+      reject(
+        new ToolchainError(
+          `Preparing the app toolchain failed: \`npm ${args[0]}\` ${signal ? `was stopped (${signal})` : `exited with ${code}`} ` +
+            `while installing from ${registry}: ${npmFailure(output) || "no output"}. Check that the registry can be reached, then retry.`,
+        ),
+      );
+    });
+  });
+}
+
+async function countPackages(nodeModules: string): Promise<number> {
+  const entries = await fs.readdir(nodeModules).catch(() => [] as string[]);
+  let count = 0;
+  for (const entry of entries) {
+    if (entry.startsWith(".")) continue;
+    count += entry.startsWith("@") ? (await fs.readdir(path.join(nodeModules, entry)).catch(() => [])).length : 1;
+  }
+  return count;
+}
+
+/** Files only: a sandbox's directories must stay writable, and `cp -al` copies directory modes. */
+async function makeFilesReadOnly(root: string): Promise<void> {
+  await exec("find", [root, "-type", "f", "-perm", "/222", "-exec", "chmod", "a-w", "{}", "+"], { maxBuffer: 1 << 20 });
+}
+
+/**
+ * Prepares and shares app toolchains. Concurrent callers in one process share one install; two
+ * processes may both install, and the first to finish wins (each installs into its own
+ * directory, renamed into place atomically).
+ */
+export class AppToolchain {
+  private readonly pending = new Map<string, Promise<PreparedToolchain>>();
+  private current: ToolchainState = { state: "idle" };
+
+  constructor(private readonly options: ToolchainOptions) {}
+
+  /** What the toolchain is doing, for the dashboard's "preparing app toolchain" step. */
+  get status(): ToolchainState {
+    return this.current;
+  }
+
+  /** The template's toolchain, installed from npm on first use (progress goes to `onProgress`). */
+  prepare(templateRoot: string): Promise<PreparedToolchain> {
+    let pending = this.pending.get(templateRoot);
+    if (!pending) {
+      pending = this.prepareOnce(templateRoot).finally(() => this.pending.delete(templateRoot));
+      this.pending.set(templateRoot, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Gives an app directory the template's dependencies: `node_modules` hard-linked from the
+   * toolchain (copied where links cannot cross file systems) and the lock file, so the first
+   * commit records exactly what is installed.
+   */
+  async linkInto(templateRoot: string, appDir: string): Promise<void> {
+    const { root } = await this.prepare(templateRoot);
+    const target = path.join(appDir, "node_modules");
+    await fs.rm(target, { recursive: true, force: true });
+    await exec("cp", ["-al", path.join(root, "node_modules"), target]).catch(async () => {
+      await fs.rm(target, { recursive: true, force: true });
+      await exec("cp", ["-a", path.join(root, "node_modules"), target]);
+    });
+    const hiddenLock = path.join(appDir, HIDDEN_LOCKFILE);
+    await fs.rm(hiddenLock, { force: true });
+    await fs.copyFile(path.join(root, HIDDEN_LOCKFILE), hiddenLock);
+    await fs.chmod(hiddenLock, 0o644);
+    await fs.copyFile(path.join(root, "package-lock.json"), path.join(appDir, "package-lock.json"));
+    await fs.chmod(path.join(appDir, "package-lock.json"), 0o644);
+  }
+
+  private async prepareOnce(templateRoot: string): Promise<PreparedToolchain> {
+    const manifest = await fs.readFile(path.join(templateRoot, "package.json"));
+    const key = crypto.createHash("sha256").update(manifest).update(`${process.platform}-${process.arch}-${process.versions.modules}`).digest("hex").slice(0, 16);
+    const root = path.join(this.options.dir, `${path.basename(templateRoot)}-${key}`);
+    if (await exists(path.join(root, READY_MARKER))) {
+      this.current = { state: "ready" };
+      return { root };
+    }
+    try {
+      await this.install(manifest, root);
+      this.current = { state: "ready" };
+      return { root };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.current = { state: "failed", message };
+      log.warn("app toolchain could not be prepared", { error: message });
+      throw error instanceof ToolchainError ? error : new ToolchainError(`Preparing the app toolchain failed: ${message}`, { cause: error });
+    }
+  }
+
+  private async install(manifest: Buffer, root: string): Promise<void> {
+    const report = this.options.onProgress ?? ((line: string) => log.info(line));
+    const staging = path.join(this.options.dir, `.install-${crypto.randomBytes(6).toString("hex")}`);
+    const since = new Date();
+    this.current = { state: "preparing", since: since.toISOString(), packages: 0 };
+    report(`Preparing the app toolchain (first use): installing the template's dependencies from npm into ${root}…`);
+    const ticker = setInterval(() => {
+      void countPackages(path.join(staging, "node_modules")).then((packages) => {
+        if (this.current.state !== "preparing") return;
+        this.current = { ...this.current, packages };
+        report(`  … ${packages} packages installed so far (${Math.round((Date.now() - since.getTime()) / 1000)} s)`);
+      });
+    }, this.options.progressIntervalMs ?? 5_000);
+    try {
+      await fs.mkdir(staging, { recursive: true });
+      await fs.writeFile(path.join(staging, "package.json"), manifest);
+      await runNpm(["install", "--no-audit", "--no-fund", "--prefer-offline"], staging, this.options);
+      // Enable adds the backend package to an app later: have it in the shared cache already.
+      await runNpm(["cache", "add", `${BACKEND_PACKAGE}@${BACKEND_PACKAGE_RANGE}`], staging, this.options);
+      await makeFilesReadOnly(path.join(staging, "node_modules"));
+      const packages = await countPackages(path.join(staging, "node_modules"));
+      await fs.writeFile(path.join(staging, READY_MARKER), new Date().toISOString());
+      await fs.rename(staging, root).catch(async (error: NodeJS.ErrnoException) => {
+        // Another process finished first: its toolchain is as good as ours.
+        if (!(await exists(path.join(root, READY_MARKER)))) throw error;
+      });
+      report(`App toolchain ready: ${packages} packages in ${Math.round((Date.now() - since.getTime()) / 1000)} s.`);
+    } finally {
+      clearInterval(ticker);
+      await fs.rm(staging, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+}
+
+const holder = globalThis as typeof globalThis & { __appToolchain?: AppToolchain };
+
+/** The process-wide toolchain in `APP_TOOLCHAIN_DIR`, shared by every route bundle. */
+export function getAppToolchain(): AppToolchain {
+  holder.__appToolchain ??= new AppToolchain({ dir: getConfig().APP_TOOLCHAIN_DIR });
+  return holder.__appToolchain;
+}
