@@ -17,19 +17,15 @@ import {
 
 export const BACKEND_DEV_SERVER_ROLE = "backend-dev-server";
 
-/** Where the offline stand-in of the backend CLI is placed in a sandbox (outside the app repo). */
-const LOCAL_DEV_SCRIPT = `${SANDBOX_HOME}/.backend-dev/local-backend-dev.mjs`;
-const LOCAL_DEV_SCRIPT_SOURCE = path.join(
-  /*turbopackIgnore: true*/ process.cwd(),
-  "templates",
-  "backend-dev",
-  "local-backend-dev.mjs",
-);
+/** Where the local watcher is placed in a sandbox (outside the app repository). */
+const LOCAL_DEV_SCRIPT = `${SANDBOX_HOME}/.backend-dev/watch-convex.mjs`;
+const LOCAL_DEV_SCRIPT_SOURCE = path.join(/*turbopackIgnore: true*/ process.cwd(), "templates", "backend-dev", "watch-convex.mjs");
 
 /**
  * Default commands. The URL and admin key arrive as environment variables of the process, so
  * they never appear in the command text we log. Hosted: the real CLI, non-interactive (`CI=1`
- * also disables its telemetry and colours); local: a stand-in that needs no network.
+ * also disables its telemetry and colours). Local: the emulated deployment cannot take a push
+ * yet, so a watcher runs the real CLI's offline code generation and type check after each change.
  */
 const DEFAULT_COMMANDS = {
   hosted: 'npx convex dev --url "$BACKEND_DEPLOYMENT_URL" --admin-key "$BACKEND_ADMIN_KEY" --typecheck=disable --tail-logs always',
@@ -60,7 +56,7 @@ export function isBackendDevServerAttached(sandbox: Sandbox): boolean {
   return attached.has(sandbox.sandboxId);
 }
 
-async function installLocalStandIn(sandbox: Sandbox): Promise<void> {
+async function installLocalWatcher(sandbox: Sandbox): Promise<void> {
   await sandbox.files.write(LOCAL_DEV_SCRIPT, fs.readFileSync(LOCAL_DEV_SCRIPT_SOURCE, "utf8"));
 }
 
@@ -103,7 +99,7 @@ export async function startBackendDevServer(
   });
   try {
     await stopBackendDevServer(sandbox);
-    if (!config.BACKEND_DEV_COMMAND && config.BACKEND_PROVIDER === "local") await installLocalStandIn(sandbox);
+    if (!config.BACKEND_DEV_COMMAND && config.BACKEND_PROVIDER === "local") await installLocalWatcher(sandbox);
     const handle = await sandbox.commands.run(command, {
       background: true,
       cwd: APP_DIR,

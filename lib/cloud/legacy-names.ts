@@ -79,7 +79,7 @@ async function renameEnvFileVariable(sandbox: Sandbox): Promise<boolean> {
 }
 
 /**
- * Migrates an app enabled by an earlier version of the service, which wrote the spec's stand-in
+ * Migrates an app enabled by an earlier version of the service, which wrote the spec's placeholder
  * names: renames `backend.json`/`backend/` when they are ours, rewrites the layout's
  * `process.env.APP_PUBLIC_BACKEND_URL` reads and the `.env.local` variable, and commits the
  * renamed paths (only those) in one commit. Idempotent: an app with the real names is untouched.

@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 describe("POST /api/projects on the embedded defaults", () => {
-  it("creates the sandbox from the template with one git commit and a reachable preview", async () => {
+  it("creates the sandbox from the template with one git commit and a preview served by Expo", async () => {
     const response = await createProject("Preview me");
     expect(response.status).toBe(201);
     const body = await response.json();
@@ -43,7 +43,7 @@ describe("POST /api/projects on the embedded defaults", () => {
     expect(body).toMatchObject({ name: "Preview me", sandboxId: expect.stringMatching(/^local-/), previewUrl: expect.stringMatching(/^http:\/\/localhost:\d+$/) });
 
     const appDir = path.join(sandboxesRoot, body.sandboxId, "home", "app");
-    for (const file of ["package.json", "app/_layout.tsx", "app/index.tsx", "tsconfig.json", ".gitignore", "preview-server.mjs"]) {
+    for (const file of ["package.json", "package-lock.json", "app/_layout.tsx", "app/index.tsx", "tsconfig.json", ".gitignore", "node_modules/expo/package.json"]) {
       await expect(fs.stat(path.join(appDir, file)), file).resolves.toBeTruthy();
     }
     expect(await fs.readFile(path.join(appDir, ".gitignore"), "utf8")).toMatch(/^\.env\.local$/m);
@@ -51,9 +51,15 @@ describe("POST /api/projects on the embedded defaults", () => {
     expect((await git("git", ["rev-list", "--count", "HEAD"], { cwd: appDir })).stdout.trim()).toBe("1");
     expect((await git("git", ["status", "--porcelain"], { cwd: appDir })).stdout).toBe("");
 
+    // Expo's dev server answers the page, and Metro bundles the app's own code into its entry bundle.
     const preview = await fetch(body.previewUrl);
     expect(preview.status).toBe(200);
-    expect(await preview.text()).toContain("Welcome to your app");
+    const page = await preview.text();
+    const entry = /<script src="(\/node_modules\/expo-router\/entry\.bundle\?platform=web[^"]*)"/.exec(page);
+    expect(entry, page).not.toBeNull();
+    const bundle = await fetch(new URL(entry![1].replaceAll("&amp;", "&"), body.previewUrl));
+    expect(bundle.status).toBe(200);
+    expect(await bundle.text()).toContain("Welcome to your app");
 
     const stored = await getProject(await getStore(), body.id);
     expect(stored).toMatchObject({ sandboxId: body.sandboxId, previewUrl: body.previewUrl });
