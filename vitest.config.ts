@@ -8,7 +8,8 @@ export default defineConfig({
     globalSetup: ["tests/global-setup.ts"],
     setupFiles: ["tests/setup.ts"],
     pool: "forks",
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Sized for a loaded 2-core machine: many tests drive the real Expo and convex toolchains.
+    testTimeout: 120_000,
+    hookTimeout: 300_000,
   },
 });

@@ -14,6 +14,24 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * Whether `error` is an AppError, also one thrown by another copy of this module: Next.js bundles
+ * instrumentation separately from the routes, so process-wide singletons created at start-up
+ * throw the other bundle's classes, which `instanceof` does not recognise.
+ */
+export function isAppError(error: unknown): error is AppError {
+  if (error instanceof AppError) return true;
+  const candidate = error as Partial<AppError> | null;
+  return (
+    error instanceof Error &&
+    typeof candidate?.status === "number" &&
+    candidate.status >= 400 &&
+    candidate.status < 600 &&
+    typeof candidate.code === "string" &&
+    /^[a-z][a-z0-9_]*$/.test(candidate.code)
+  );
+}
+
 export class BadRequestError extends AppError {
   constructor(message: string, code = "invalid_request") {
     super(400, code, message);

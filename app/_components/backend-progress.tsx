@@ -4,7 +4,7 @@ const STEP_LABELS: Record<ProgressStep, string> = {
   created: "Create the backend project",
   provisioned: "Provision the development deployment",
   credentialsStored: "Store the credentials, encrypted",
-  sandboxReady: "Set up the app: backend/ files, wrapper, .env.local, commit, dev servers",
+  sandboxReady: "Set up the app: convex/ files, wrapper, convex package, .env.local, commit, dev servers",
 };
 
 /** The steps of a running enable/connect, ticked off as the journal records them. */

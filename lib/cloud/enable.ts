@@ -2,10 +2,12 @@ import { getBackendSettings, isManagedModeConfigured, provisionManagedProject, t
 import { getConfig } from "@/lib/config";
 import { NotConfiguredError } from "@/lib/errors";
 import { ensureProjectSandbox } from "@/lib/projects";
-import type { Sandbox } from "@/lib/sandbox";
+import { log } from "@/lib/log";
+import { restartAppDevServer, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
+import { migrateLegacyBackendNames } from "./legacy-names";
 import { finishSandboxSetup, injectBackendIntoSandbox } from "./sandbox-setup";
 
 type ManagedSettings = BackendSettings & { teamScopedToken: string; teamSlug: string };
@@ -50,6 +52,10 @@ function managedProvision(settings: ManagedSettings, project: Project): Provisio
 export async function enableCloudBackend(project: Project, options: RunnerOptions = {}): Promise<ConnectedState> {
   const settings = requireManagedSettings();
   const sandbox = await connectProjectSandbox(project);
+  // A project enabled by an earlier version gets the real names now; the app must re-bundle.
+  if (project.backendProject?.kind === "connected" && (await migrateLegacyBackendNames(sandbox))) {
+    await restartAppDevServer(sandbox).catch((error: unknown) => log.warn("app dev server restart after the name migration failed", { error }));
+  }
   return runProvisioning(
     await getStore(),
     {

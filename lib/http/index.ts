@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppError, BadRequestError } from "@/lib/errors";
+import { BadRequestError, isAppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 
 /** The product's one error body shape: `{ error: { code, message } }`. */
@@ -8,7 +8,7 @@ export function jsonError(status: number, code: string, message: string, headers
 }
 
 export function errorResponse(error: unknown): Response {
-  if (error instanceof AppError) return jsonError(error.status, error.code, error.message);
+  if (isAppError(error)) return jsonError(error.status, error.code, error.message);
   if (error instanceof z.ZodError) return jsonError(400, "invalid_request", describeZodError(error));
   log.error("unhandled error in route", { error });
   return jsonError(500, "internal_error", "Something went wrong on our side. Try again.");

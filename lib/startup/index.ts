@@ -3,6 +3,7 @@ import { seedDemoIfEmpty } from "@/lib/auth/seed";
 import { announceSignInLink } from "@/lib/session/announce";
 import { log } from "@/lib/log";
 import { closeStore, getStore } from "@/lib/store";
+import { warmUpAppToolchain } from "@/lib/toolchain";
 
 /** Server start: open and migrate the store, seed the demo on first start, close on shutdown. */
 export async function startServer(): Promise<void> {
@@ -26,6 +27,8 @@ export async function startServer(): Promise<void> {
     }
     await announceSignInLink(db, config);
   }
+  // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
+  if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
   const shutdown = () => {
     void closeStore().finally(() => process.exit(0));
   };

@@ -7,6 +7,9 @@ import { BACKEND_PACKAGE, BACKEND_PACKAGE_RANGE } from "@/lib/app-names";
 import { AppError } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
 import { log, redactSecrets } from "@/lib/log";
+import type { ToolchainState } from "./state";
+
+export type { ToolchainState } from "./state";
 
 /**
  * The app toolchain: the npm dependencies of an app template (Expo, Metro, React Native Web…),
@@ -40,11 +43,6 @@ export interface PreparedToolchain {
   root: string;
 }
 
-export type ToolchainState =
-  | { state: "idle" }
-  | { state: "preparing"; since: string; packages: number }
-  | { state: "ready" }
-  | { state: "failed"; message: string };
 
 /** Written into a prepared toolchain last: its presence means the install completed. */
 const READY_MARKER = ".ready";
@@ -141,6 +139,17 @@ export class AppToolchain {
     return this.current;
   }
 
+  /** Whether the template's toolchain is installed (without installing it). */
+  async isReady(templateRoot: string): Promise<boolean> {
+    return exists(path.join(await this.rootFor(templateRoot), READY_MARKER));
+  }
+
+  private async rootFor(templateRoot: string): Promise<string> {
+    const manifest = await fs.readFile(path.join(templateRoot, "package.json"));
+    const key = crypto.createHash("sha256").update(manifest).update(`${process.platform}-${process.arch}-${process.versions.modules}`).digest("hex").slice(0, 16);
+    return path.join(this.options.dir, `${path.basename(templateRoot)}-${key}`);
+  }
+
   /** The template's toolchain, installed from npm on first use (progress goes to `onProgress`). */
   prepare(templateRoot: string): Promise<PreparedToolchain> {
     let pending = this.pending.get(templateRoot);
@@ -173,15 +182,13 @@ export class AppToolchain {
   }
 
   private async prepareOnce(templateRoot: string): Promise<PreparedToolchain> {
-    const manifest = await fs.readFile(path.join(templateRoot, "package.json"));
-    const key = crypto.createHash("sha256").update(manifest).update(`${process.platform}-${process.arch}-${process.versions.modules}`).digest("hex").slice(0, 16);
-    const root = path.join(this.options.dir, `${path.basename(templateRoot)}-${key}`);
+    const root = await this.rootFor(templateRoot);
     if (await exists(path.join(root, READY_MARKER))) {
       this.current = { state: "ready" };
       return { root };
     }
     try {
-      await this.install(manifest, root);
+      await this.install(await fs.readFile(path.join(templateRoot, "package.json")), root);
       this.current = { state: "ready" };
       return { root };
     } catch (error) {
@@ -226,10 +233,35 @@ export class AppToolchain {
   }
 }
 
+/** The template new projects start from; its toolchain is the one prepared at start. */
+export const APP_TEMPLATE_ROOT = path.join(/*turbopackIgnore: true*/ process.cwd(), "templates", "app");
+
 const holder = globalThis as typeof globalThis & { __appToolchain?: AppToolchain };
 
-/** The process-wide toolchain in `APP_TOOLCHAIN_DIR`, shared by every route bundle. */
+/**
+ * The process-wide toolchain in `APP_TOOLCHAIN_DIR`, shared by every route bundle; progress
+ * lines go to the terminal.
+ */
 export function getAppToolchain(): AppToolchain {
-  holder.__appToolchain ??= new AppToolchain({ dir: getConfig().APP_TOOLCHAIN_DIR });
+  holder.__appToolchain ??= new AppToolchain({ dir: getConfig().APP_TOOLCHAIN_DIR, onProgress: (line) => console.log(line) });
   return holder.__appToolchain;
+}
+
+/** Starts preparing the template's toolchain unless it is ready or under way; never throws. */
+export function warmUpAppToolchain(): ToolchainState {
+  const toolchain = getAppToolchain();
+  toolchain.prepare(APP_TEMPLATE_ROOT).catch(() => undefined);
+  return toolchain.status;
+}
+
+/** The process-wide toolchain's state, `ready` also when an earlier process installed it. */
+export async function readAppToolchainStatus(): Promise<ToolchainState> {
+  const toolchain = getAppToolchain();
+  if (toolchain.status.state === "idle" && (await toolchain.isReady(APP_TEMPLATE_ROOT))) return { state: "ready" };
+  return toolchain.status;
+}
+
+/** Forgets the process-wide toolchain (tests that point APP_TOOLCHAIN_DIR elsewhere). */
+export function resetAppToolchain(): void {
+  holder.__appToolchain = undefined;
 }

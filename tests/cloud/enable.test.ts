@@ -1,5 +1,8 @@
+import { createRequire } from "node:module";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as enableRoute } from "@/app/api/cloud/enable/route";
+import { BACKEND_PACKAGE_RANGE } from "@/lib/app-names";
 import { reloadConfig } from "@/lib/config";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";
@@ -40,16 +43,24 @@ describe("POST /api/cloud/enable", () => {
     expect(body).toEqual({ success: true, deploymentUrl: expect.stringContaining("/emulator/deployments/") });
 
     const sandbox = await fx.sandboxOf(project);
-    expect(JSON.parse(await sandbox.files.read(`${APP_DIR}/backend.json`))).toEqual({ functions: "backend/" });
+    expect(JSON.parse(await sandbox.files.read(`${APP_DIR}/convex.json`))).toEqual({ functions: "convex/" });
     for (const file of ["schema.ts", "auth.config.ts", "http.ts", "tsconfig.json"]) {
-      expect(await sandbox.files.exists(`${APP_DIR}/backend/${file}`)).toBe(true);
+      expect(await sandbox.files.exists(`${APP_DIR}/convex/${file}`)).toBe(true);
     }
     const layout = await sandbox.files.read(`${APP_DIR}/app/_layout.tsx`);
     expect(layout).toMatch(/<BackendWrapper>\s*<ThemeProvider/);
-    expect(layout).toContain("process.env.APP_PUBLIC_BACKEND_URL");
-    expect(await sandbox.files.read(`${APP_DIR}/.env.local`)).toBe(`APP_PUBLIC_BACKEND_URL=${body.deploymentUrl}\n`);
-    const log = await sandbox.commands.run("git log -1 --format=%s && git status --porcelain", { cwd: APP_DIR });
-    expect(log.stdout).toBe("Enable Convex cloud backend\n");
+    expect(layout).toContain("process.env.EXPO_PUBLIC_CONVEX_URL");
+    expect(await sandbox.files.read(`${APP_DIR}/.env.local`)).toBe(`EXPO_PUBLIC_CONVEX_URL=${body.deploymentUrl}\n`);
+
+    // The app depends on convex, installed: Metro and the convex CLI resolve it from the app.
+    const appDir = fx.hostPath(project, APP_DIR);
+    expect(JSON.parse(await sandbox.files.read(`${APP_DIR}/package.json`)).dependencies.convex).toBe(BACKEND_PACKAGE_RANGE);
+    expect(createRequire(path.join(appDir, "package.json")).resolve("convex/react")).toContain(path.join(appDir, "node_modules", "convex"));
+
+    const log = await sandbox.commands.run("git log -1 --format=%s && git show --name-only --format= HEAD && git status --porcelain", { cwd: APP_DIR });
+    const [subject, ...committed] = log.stdout.trim().split("\n");
+    expect(subject).toBe("Enable Convex cloud backend");
+    expect(committed).toEqual(expect.arrayContaining(["package.json", "package-lock.json", "convex.json", "convex/schema.ts", "app/_layout.tsx"]));
 
     const state = await stateOf(project);
     expect(state).toMatchObject({ kind: "connected", deploymentUrl: body.deploymentUrl, teamSlug: expect.any(String) });
@@ -91,7 +102,7 @@ describe("POST /api/cloud/enable", () => {
       reloadConfig();
     }
     const sandbox = await fx.sandboxOf(project);
-    expect(await sandbox.files.exists(`${APP_DIR}/backend.json`)).toBe(false);
+    expect(await sandbox.files.exists(`${APP_DIR}/convex.json`)).toBe(false);
     expect(await stateOf(project)).toBeNull();
     expect(await getLatestOperation(fx.db, project.id)).toBeNull();
   });

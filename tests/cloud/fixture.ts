@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
+import path from "node:path";
 import { reloadConfig } from "@/lib/config";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
 import { createProject } from "@/lib/projects";
-import { getSandboxProvider, resetSandboxProvider } from "@/lib/sandbox";
+import { getSandboxProvider, resetSandboxProvider, SANDBOX_HOME } from "@/lib/sandbox";
 import { getStore, type Sql } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
@@ -32,6 +33,10 @@ export async function startCloudFixture(env: Record<string, string> = {}) {
     },
     async sandboxOf(project: Project) {
       return getSandboxProvider().connect(project.sandboxId!);
+    },
+    /** Where a sandbox path of a project's local sandbox is on this machine. */
+    hostPath(project: Project, sandboxPath: string): string {
+      return path.join(process.env.DATA_DIR!, "sandboxes", project.sandboxId!, "home", path.posix.relative(SANDBOX_HOME, sandboxPath));
     },
     /** Backend projects the emulator created under this name. */
     async emulatedProjects(name: string): Promise<number> {

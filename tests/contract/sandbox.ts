@@ -225,7 +225,7 @@ export function testSandboxDriver(options: SandboxContractOptions): void {
         await sandbox.commands.run("git add tracked.txt && git commit -q -m 'Add tracked file'", { cwd: APP_DIR });
         await sandbox.files.write([
           { path: `${APP_DIR}/tracked.txt`, data: "uncommitted edit" },
-          { path: `${APP_DIR}/.env.local`, data: "APP_PUBLIC_BACKEND_URL=https://example.invalid\n" },
+          { path: `${APP_DIR}/.env.local`, data: "EXPO_PUBLIC_CONVEX_URL=https://example.invalid\n" },
           { path: `${APP_DIR}/untracked.txt`, data: "scratch" },
           { path: `${APP_DIR}/dist/bundle.js`, data: "built" },
           { path: `${APP_DIR}/node_modules/dep/index.js`, data: "module.exports = 1;" },

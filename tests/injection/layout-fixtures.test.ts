@@ -88,9 +88,9 @@ describe.each(Object.entries(INJECTABLE))("injectBackendWrapper on %s", (name, e
     expect(withoutInjection(parseLayout(first.code, name))).toEqual(withoutInjection(parseLayout(source, name)));
   });
 
-  it("adds the client from APP_PUBLIC_BACKEND_URL and the wrapper exactly once", () => {
+  it("adds the client from EXPO_PUBLIC_CONVEX_URL and the wrapper exactly once", () => {
     expect(first.code.match(/function BackendWrapper\(/g)).toHaveLength(1);
-    expect(first.code.match(/const backendClient = process\.env\.APP_PUBLIC_BACKEND_URL/g)).toHaveLength(1);
+    expect(first.code.match(/const backendClient = process\.env\.EXPO_PUBLIC_CONVEX_URL/g)).toHaveLength(1);
     expect(first.code.match(/unsavedChangesWarning: false/g)).toHaveLength(1);
     expect(first.code).toMatch(/import \{[^}]*\bConvexProvider, ConvexReactClient\b[^}]*\} from ["']convex\/react["']/);
   });

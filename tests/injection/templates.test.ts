@@ -13,49 +13,52 @@ function defaultExport(source: string): Statement & { type: "ExportDefaultDeclar
 }
 
 describe("getBackendTemplateFiles (spec 2.7)", () => {
-  it("lists backend.json and the backend/ folder, relative to the app root, sorted", () => {
+  it("lists convex.json and the convex/ folder (the names the convex CLI reads), relative to the app root, sorted", () => {
     expect(getBackendTemplateFiles().map((file) => file.path)).toEqual([
-      "backend.json",
-      "backend/auth.config.ts",
-      "backend/http.ts",
-      "backend/schema.ts",
-      "backend/tsconfig.json",
+      "convex.json",
+      "convex/auth.config.ts",
+      "convex/http.ts",
+      "convex/schema.ts",
+      "convex/tsconfig.json",
     ]);
   });
 
-  it("backend.json points the functions at backend/", () => {
-    expect(JSON.parse(files().get("backend.json")!)).toEqual({ functions: "backend/" });
+  it("convex.json points the functions at convex/", () => {
+    expect(JSON.parse(files().get("convex.json")!)).toEqual({ functions: "convex/" });
   });
 
-  it("backend/schema.ts default-exports a schema with an empty table list", () => {
-    const exported = defaultExport(files().get("backend/schema.ts")!).declaration;
+  it("convex/schema.ts default-exports a schema with an empty table list", () => {
+    const exported = defaultExport(files().get("convex/schema.ts")!).declaration;
     expect(exported).toMatchObject({ type: "CallExpression", callee: { name: "defineSchema" } });
     expect(exported).toMatchObject({ arguments: [{ type: "ObjectExpression", properties: [] }] });
   });
 
-  it("backend/auth.config.ts default-exports an object with no providers", () => {
-    const exported = defaultExport(files().get("backend/auth.config.ts")!).declaration;
+  it("convex/auth.config.ts default-exports an object with no providers", () => {
+    const exported = defaultExport(files().get("convex/auth.config.ts")!).declaration;
     expect(exported).toMatchObject({
       type: "ObjectExpression",
       properties: [{ key: { name: "providers" }, value: { type: "ArrayExpression", elements: [] } }],
     });
   });
 
-  it("backend/http.ts creates an HTTP router and default-exports it", () => {
-    const source = files().get("backend/http.ts")!;
+  it("convex/http.ts creates an HTTP router and default-exports it", () => {
+    const source = files().get("convex/http.ts")!;
     expect(source).toMatch(/const http = httpRouter\(\);/);
     expect(defaultExport(source).declaration).toMatchObject({ type: "Identifier", name: "http" });
   });
 
-  it("backend/tsconfig.json extends the app's and sets the spec's compiler options", () => {
-    expect(JSON.parse(files().get("backend/tsconfig.json")!)).toEqual({
-      extends: "../tsconfig.json",
-      compilerOptions: { module: "esnext", moduleResolution: "bundler", lib: ["ES2021"], target: "ES2021" },
+  it("convex/tsconfig.json stands alone in the CLI's shape: its own include, no app files, no ambient types", () => {
+    const tsconfig = JSON.parse(files().get("convex/tsconfig.json")!);
+    expect(tsconfig).not.toHaveProperty("extends");
+    expect(tsconfig).toMatchObject({
+      include: ["./**/*"],
+      exclude: ["./_generated"],
+      compilerOptions: { jsx: "react-jsx", types: [], noEmit: true, isolatedModules: true, module: "ESNext", moduleResolution: "Bundler" },
     });
   });
 
   it("returns copies, so a caller cannot change what the next caller gets", () => {
     getBackendTemplateFiles()[0].content = "changed";
-    expect(files().get("backend.json")).not.toBe("changed");
+    expect(files().get("convex.json")).not.toBe("changed");
   });
 });

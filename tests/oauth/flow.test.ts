@@ -76,8 +76,8 @@ describe("OAuth connect, end to end over HTTP", () => {
     expect((await getLatestOperation(fx.db, project.id))?.kind).toBe("oauth");
 
     const sandbox = await fx.sandboxOf(project);
-    expect(JSON.parse(await sandbox.files.read(`${APP_DIR}/backend.json`))).toEqual({ functions: "backend/" });
-    expect(await sandbox.files.read(`${APP_DIR}/.env.local`)).toBe(`APP_PUBLIC_BACKEND_URL=${credentials!.deploymentUrl}\n`);
+    expect(JSON.parse(await sandbox.files.read(`${APP_DIR}/convex.json`))).toEqual({ functions: "convex/" });
+    expect(await sandbox.files.read(`${APP_DIR}/.env.local`)).toBe(`EXPO_PUBLIC_CONVEX_URL=${credentials!.deploymentUrl}\n`);
     expect((await sandbox.commands.run("git log -1 --format=%s", { cwd: APP_DIR })).stdout).toBe("Enable Convex cloud backend\n");
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
     expect(await fx.emulatedProjects(project.name)).toBe(1);

@@ -56,7 +56,7 @@ describe("POST /api/backend/managed/connect", () => {
     expect(JSON.stringify(body)).not.toContain("|");
     expect(await getCredentials(fx.db, project.id)).toMatchObject({ mode: "managed", accessToken: null, deploymentUrl: body.deploymentUrl });
     const sandbox = await fx.sandboxOf(project);
-    expect(await sandbox.files.exists(`${APP_DIR}/backend.json`)).toBe(false);
+    expect(await sandbox.files.exists(`${APP_DIR}/convex.json`)).toBe(false);
     expect(await sandbox.files.exists(`${APP_DIR}/.env.local`)).toBe(false);
 
     expect(await (await connect(project.id)).json()).toEqual(body);

@@ -39,7 +39,7 @@ describe("E2B sandbox driver (fake SDK)", () => {
       lifecycle: { onTimeout: "pause" },
     });
     const sdk = sdkOf(sandbox);
-    for (const file of ["package.json", "app/_layout.tsx", "app/index.tsx", "tsconfig.json", ".gitignore", "preview-server.mjs"]) {
+    for (const file of ["package.json", "app/_layout.tsx", "app/index.tsx", "app.json", "tsconfig.json", ".gitignore"]) {
       expect(sdk.files.content.has(`${APP_DIR}/${file}`), file).toBe(true);
     }
     const git = sdk.commandLog.find((entry) => entry.cmd.startsWith("git init"));

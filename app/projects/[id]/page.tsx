@@ -3,10 +3,12 @@ import { AssetsPanel } from "@/app/_components/assets-panel";
 import { BackendCard } from "@/app/_components/backend-card";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { ScreenshotsPanel } from "@/app/_components/screenshots-panel";
+import { ToolchainStep } from "@/app/_components/toolchain-step";
 import { getBackendSettings } from "@/lib/backend";
 import { getConfig } from "@/lib/config";
 import { requireSessionProject } from "@/lib/session/current";
 import { getStore } from "@/lib/store";
+import { readAppToolchainStatus } from "@/lib/toolchain";
 import { deploymentDashboardBase, findScreenshots, readBackendSnapshot, realtimeClientSettings } from "./data";
 
 export const dynamic = "force-dynamic";
@@ -28,7 +30,11 @@ export default async function ProjectPage({
   const { backend_error_message: oauthError } = await searchParams;
   const config = getConfig();
   const settings = getBackendSettings(config);
-  const [snapshot, screenshots] = await Promise.all([readBackendSnapshot(await getStore(), project), findScreenshots(project.id)]);
+  const [snapshot, screenshots, toolchain] = await Promise.all([
+    readBackendSnapshot(await getStore(), project),
+    findScreenshots(project.id),
+    readAppToolchainStatus(),
+  ]);
 
   return (
     <main className="stack">
@@ -43,6 +49,7 @@ export default async function ProjectPage({
           </a>
         )}
       </div>
+      <ToolchainStep initial={toolchain} />
       <div className="grid">
         <BackendCard
           projectId={project.id}
