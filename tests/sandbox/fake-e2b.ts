@@ -32,7 +32,7 @@ export class FakeSdkSandbox {
   static killed: string[] = [];
   static instances = new Map<string, FakeSdkSandbox>();
   /** Answers every command; tests replace it. */
-  static script: (cmd: string) => FakeCommandScript = () => ({ exitCode: 0 });
+  static script: (cmd: string, opts: StartOptions) => FakeCommandScript = () => ({ exitCode: 0 });
 
   readonly files = new FakeFiles();
   readonly commandLog: { cmd: string; opts: StartOptions }[] = [];
@@ -81,7 +81,7 @@ export class FakeSdkSandbox {
 
   private async run(cmd: string, opts: StartOptions) {
     this.commandLog.push({ cmd, opts });
-    const script = FakeSdkSandbox.script(cmd);
+    const script = FakeSdkSandbox.script(cmd, opts);
     const output = { stdout: "", stderr: "" };
     const emit = () => {
       for (const chunk of script.stdout ?? []) {
