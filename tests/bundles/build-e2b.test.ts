@@ -54,6 +54,6 @@ describe("buildStaticBundle on the E2B driver (fake SDK)", () => {
     const stored = await fetchBlobUrl(result.success ? result.bundleUrl : "");
     expect(Buffer.from(stored.bytes).equals(Buffer.from(exported.get(metadata.fileMetadata.ios.bundle)!))).toBe(true);
     const listed = await getBlobStore().list({ prefix: `bundles/e2b-project/${SHA}/assets/` });
-    expect(listed.blobs).toHaveLength(metadata.fileMetadata.ios.assets.length);
+    expect(listed.blobs).toHaveLength(new Set(metadata.fileMetadata.ios.assets.map((asset: { path: string }) => asset.path)).size);
   });
 });

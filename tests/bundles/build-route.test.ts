@@ -1,8 +1,12 @@
 import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST } from "@/app/api/projects/[id]/bundles/route";
 import { parseBuildArgs, runBuildCommand } from "@/lib/bundles/build-cli";
+import { DEFAULT_EXPORT_COMMAND } from "@/lib/bundles/export";
 import { reloadConfig } from "@/lib/config";
 import { APP_DIR, APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
@@ -25,6 +29,15 @@ async function readManifest(url: string) {
   return JSON.parse(new TextDecoder().decode((await fetchBlobUrl(url)).bytes));
 }
 
+// The first build runs the real `expo export` and keeps its output; the tests about what happens
+// around an export copy that output instead of exporting again.
+const savedDist = path.join(os.tmpdir(), `saved-dist-${crypto.randomBytes(6).toString("hex")}`);
+const useExportCommand = (command: string | undefined) => {
+  if (command === undefined) delete process.env.BUNDLE_EXPORT_COMMAND;
+  else process.env.BUNDLE_EXPORT_COMMAND = command;
+  reloadConfig();
+};
+
 beforeAll(async () => {
   const db = await getStore();
   owner = await createTestUser(db, "Owner");
@@ -36,14 +49,16 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  delete process.env.BUNDLE_EXPORT_COMMAND;
-  reloadConfig();
+  useExportCommand(undefined);
   await getSandboxProvider().kill(sandbox.sandboxId);
+  await fs.rm(savedDist, { recursive: true, force: true });
 });
 
 describe("POST /api/projects/<id>/bundles", () => {
   it("builds the sandbox app's HEAD when the body is empty", async () => {
+    useExportCommand(`${DEFAULT_EXPORT_COMMAND} && cp -r dist ${savedDist}`);
     const response = await postBundle(project.id, { headers: owner.headers });
+    useExportCommand(`cp -r ${savedDist} dist`);
     expect(response.status).toBe(200);
     const body = await response.json();
     const head = await headOf();
@@ -51,12 +66,20 @@ describe("POST /api/projects/<id>/bundles", () => {
     expect((await readManifest(body.manifestUrl)).metadata).toEqual({ platform: "ios", commitSha: head, commitMessage: "Create app from the app template" });
   });
 
-  it("files the bundle under the commit and message given", async () => {
-    const commitSha = "ABCDEF0123456789ABCDEF0123456789ABCDEF01";
-    const response = await postBundle(project.id, { headers: owner.headers, body: JSON.stringify({ commitSha, commitMessage: "Release 2" }) });
+  it("files the bundle under the full id of the commit given, with the message given", async () => {
+    const first = await headOf();
+    await sandbox.commands.run('echo "# Notes" > NOTES.md && git add NOTES.md && git commit -q -m "Add notes"', { cwd: APP_DIR });
+    const response = await postBundle(project.id, { headers: owner.headers, body: JSON.stringify({ commitSha: first.slice(0, 12).toUpperCase(), commitMessage: "Release 2" }) });
     const body = await response.json();
-    expect(body.bundleUrl).toBe(`${BASE}/blob/bundles/${project.id}/${commitSha.toLowerCase()}/ios/index.js`);
+    expect(body).toMatchObject({ success: true, commitSha: first });
+    expect(body.bundleUrl).toBe(`${BASE}/blob/bundles/${project.id}/${first}/ios/index.js`);
     expect((await readManifest(body.manifestUrl)).metadata.commitMessage).toBe("Release 2");
+  });
+
+  it("answers 404 commit_not_found for a commit the app repository does not have", async () => {
+    const response = await postBundle(project.id, { headers: owner.headers, body: JSON.stringify({ commitSha: "ABCDEF0123456789ABCDEF0123456789ABCDEF01" }) });
+    expect(response.status).toBe(404);
+    expect((await response.json()).error.code).toBe("commit_not_found");
   });
 
   it("is for the owner only, and validates the body", async () => {
@@ -80,20 +103,18 @@ describe("POST /api/projects/<id>/bundles", () => {
     await getSandboxProvider().kill(stored!.sandboxId!);
   });
 
-  it("answers 502 with success false and the command's message when the export fails", async () => {
-    process.env.BUNDLE_EXPORT_COMMAND = 'echo "SyntaxError: app/index.tsx: Unexpected token (3:4)" >&2; exit 1';
-    reloadConfig();
+  it("answers 422 with success false and the command's message when the export fails", async () => {
+    useExportCommand('echo "SyntaxError: app/index.tsx: Unexpected token (3:4)" >&2; exit 1');
     try {
       const response = await postBundle(project.id, { headers: owner.headers });
-      expect(response.status).toBe(502);
+      expect(response.status).toBe(422);
       expect(await response.json()).toEqual({
         success: false,
         commitSha: await headOf(),
         error: { code: "bundle_export_failed", message: expect.stringContaining("SyntaxError: app/index.tsx: Unexpected token (3:4)") },
       });
     } finally {
-      delete process.env.BUNDLE_EXPORT_COMMAND;
-      reloadConfig();
+      useExportCommand(`cp -r ${savedDist} dist`);
     }
   });
 });
