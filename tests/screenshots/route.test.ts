@@ -3,7 +3,7 @@ import { POST as screenshotsRoute } from "@/app/api/projects/[id]/screenshots/ro
 import { getBlobStore } from "@/lib/blob";
 import { getBrowserPool, screenshotPathname } from "@/lib/screenshots";
 import { createTestUser } from "../helpers/users";
-import { pngSize } from "../helpers/png";
+import { pngPixels, pngSize } from "../helpers/png";
 import { startCloudFixture, type CloudFixture } from "../cloud/fixture";
 
 let fx: CloudFixture;
@@ -47,6 +47,37 @@ describe("POST /api/projects/<id>/screenshots", () => {
     const launches = getBrowserPool().launches;
     expect((await shoot(project.id, fx.owner.headers)).status).toBe(200);
     expect(getBrowserPool().launches).toBe(launches);
+  });
+
+  it("shows the template's screen as React Native Web renders it from Metro's bundle", async () => {
+    const project = await fx.newProject();
+    // What Metro serves the browser: the expo-router entry bundle, rendered into the DOM by React Native Web.
+    const page = await (await getBrowserPool().get()).newPage();
+    try {
+      const entryBundles: number[] = [];
+      page.on("response", (response) => {
+        if (new URL(response.url()).pathname === "/node_modules/expo-router/entry.bundle") entryBundles.push(response.status());
+      });
+      await page.goto(project.previewUrl!, { waitUntil: "load" });
+      await page.waitForFunction(() => (document.getElementById("root")?.textContent ?? "").includes("Welcome to your app"), { polling: 100 });
+      expect(entryBundles).toEqual([200]);
+      const texts = await page.$$eval('#root [dir="auto"]', (nodes) => nodes.map((node) => node.textContent));
+      expect(texts).toEqual(expect.arrayContaining(["Welcome to your app", "Describe what you want to build and watch it appear here."]));
+    } finally {
+      await page.close();
+    }
+
+    expect((await shoot(project.id, fx.owner.headers)).status).toBe(200);
+    // The picture holds more than a blank page: text pixels differ from the background.
+    const { rgba } = pngPixels((await storedBytes(screenshotPathname(project.id, "mobile"))).bytes);
+    const colours = new Map<number, number>();
+    for (let i = 0; i < rgba.length; i += 4) {
+      const colour = (rgba[i] << 16) | (rgba[i + 1] << 8) | rgba[i + 2];
+      colours.set(colour, (colours.get(colour) ?? 0) + 1);
+    }
+    const background = Math.max(...colours.values());
+    const foreground = rgba.length / 4 - background;
+    expect(foreground / (rgba.length / 4)).toBeGreaterThan(0.001);
   });
 
   it("hides other users' projects", async () => {
