@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GET as errorStreamRoute } from "@/app/api/projects/[id]/errors/stream/route";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";
 import { APP_DIR, findProcessesByRole, type Sandbox } from "@/lib/sandbox";
 import type { Project } from "@/lib/store/projects";
-import { eventsOf, SseReader } from "../realtime/sse-client";
+import { eventsOf } from "../realtime/sse-client";
 import { startCloudFixture, type CloudFixture } from "./fixture";
 
 // The local backend dev server as a user gets it: the real convex CLI's code generation and tsc.
@@ -36,13 +35,7 @@ describe("the local backend dev server", () => {
   });
 
   it("reports a TypeScript error in convex/ on the project's SSE stream, naming the file", async () => {
-    const controller = new AbortController();
-    const stream = await errorStreamRoute(
-      new Request(`http://localhost/api/projects/${project.id}/errors/stream`, { headers: fx.owner.headers, signal: controller.signal }),
-      { params: Promise.resolve({ id: project.id }) },
-    );
-    expect(stream.status).toBe(200);
-    const reader = new SseReader(stream.body!);
+    const { reader, close } = await fx.openErrorStream(project);
     await sandbox.files.write(
       `${APP_DIR}/convex/messages.ts`,
       'import { query } from "./_generated/server";\n\nexport const count = query({ args: {}, handler: async () => { const total: number = "many"; return total; } });\n',
@@ -53,8 +46,7 @@ describe("the local backend dev server", () => {
       if (!frame) throw new Error("the stream ended");
       found = (eventsOf([frame]) as Event[]).find((event) => event.payload.message.includes("convex/messages.ts"));
     }
-    controller.abort();
-    await reader.cancel().catch(() => undefined);
+    await close();
     expect(found.event).toBe("error-notification");
     expect(found.payload).toMatchObject({ projectId: project.id, source: "backend-dev" });
     expect(found.payload.message).toMatch(/convex\/messages\.ts:3:\d+ - error TS2322/);

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as devStartRoute } from "@/app/api/backend/dev/start/route";
 import { GET as statusRoute } from "@/app/api/backend/status/route";
-import { GET as errorStreamRoute } from "@/app/api/projects/[id]/errors/stream/route";
 import { BACKEND_DEV_SERVER_ROLE, stopBackendDevServer } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";
 import { afterSandboxStart, restoreBackendEnvToSandbox } from "@/lib/cloud/restore";
 import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole, SANDBOX_HOME, type Sandbox } from "@/lib/sandbox";
 import { getProject, type Project } from "@/lib/store/projects";
-import { eventsOf, SseReader } from "../realtime/sse-client";
+import { eventsOf } from "../realtime/sse-client";
 import { startCloudFixture, type CloudFixture } from "./fixture";
 
 // A stand-in backend CLI: a success line, a two-line error split across writes, a look-alike;
@@ -52,13 +51,7 @@ afterAll(async () => {
 
 describe("backend dev server", () => {
   it("streams exactly the scanned errors to the project's SSE channel", async () => {
-    const controller = new AbortController();
-    const stream = await errorStreamRoute(
-      new Request(`http://localhost/api/projects/${project.id}/errors/stream`, { headers: fx.owner.headers, signal: controller.signal }),
-      { params: Promise.resolve({ id: project.id }) },
-    );
-    expect(stream.status).toBe(200);
-    const reader = new SseReader(stream.body!);
+    const { reader, close } = await fx.openErrorStream(project);
 
     const started = await devStartRoute(
       new Request("http://localhost/api/backend/dev/start", json({ method: "POST", body: JSON.stringify({ projectId: project.id }) })),
@@ -80,8 +73,7 @@ describe("backend dev server", () => {
     events.push(await nextEvent());
     await sandbox.files.write(`${APP_DIR}/trigger-2`, "");
     events.push(await nextEvent());
-    controller.abort();
-    await reader.cancel().catch(() => undefined);
+    await close();
 
     expect(events.map((e) => e.event)).toEqual(["error-notification", "error-notification", "error-notification"]);
     expect(events.map((e) => e.payload.message)).toEqual([

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import path from "node:path";
+import { GET as errorStreamRoute } from "@/app/api/projects/[id]/errors/stream/route";
 import { reloadConfig } from "@/lib/config";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
 import { createProject } from "@/lib/projects";
@@ -7,6 +8,7 @@ import { getSandboxProvider, resetSandboxProvider, SANDBOX_HOME } from "@/lib/sa
 import { getStore, type Sql } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
+import { SseReader } from "../realtime/sse-client";
 
 /**
  * The product on embedded defaults with its management API pointed at an emulator served over
@@ -37,6 +39,23 @@ export async function startCloudFixture(env: Record<string, string> = {}) {
     /** Where a sandbox path of a project's local sandbox is on this machine. */
     hostPath(project: Project, sandboxPath: string): string {
       return path.join(process.env.DATA_DIR!, "sandboxes", project.sandboxId!, "home", path.posix.relative(SANDBOX_HOME, sandboxPath));
+    },
+    /** The project's error stream (the SSE route) as its owner reads it; `close` ends it. */
+    async openErrorStream(project: Project): Promise<{ reader: SseReader; close(): Promise<void> }> {
+      const controller = new AbortController();
+      const response = await errorStreamRoute(
+        new Request(`http://localhost/api/projects/${project.id}/errors/stream`, { headers: owner.headers, signal: controller.signal }),
+        { params: Promise.resolve({ id: project.id }) },
+      );
+      if (response.status !== 200) throw new Error(`the error stream answered ${response.status}`);
+      const reader = new SseReader(response.body!);
+      return {
+        reader,
+        async close() {
+          controller.abort();
+          await reader.cancel().catch(() => undefined);
+        },
+      };
     },
     /** Backend projects the emulator created under this name. */
     async emulatedProjects(name: string): Promise<number> {
