@@ -130,8 +130,8 @@ describe("E2B sandbox driver (fake SDK)", () => {
     const server = await startAppDevServer(sandbox, { readyTimeoutMs: 0 });
     expect(server.previewUrl).toBe(`https://8081-${sandbox.sandboxId}.e2b.app`);
     const started = sdkOf(sandbox).commandLog.at(-1)!;
-    expect(started.cmd).toBe("npx expo start --port $PORT --host lan");
-    expect(started.opts).toMatchObject({ background: true, timeoutMs: 0, cwd: APP_DIR, envs: { PORT: "8081" } });
+    expect(started.cmd).toBe("npx expo start --web --port $PORT --host lan");
+    expect(started.opts).toMatchObject({ background: true, timeoutMs: 0, cwd: APP_DIR, envs: { PORT: "8081", BROWSER: "none", EXPO_NO_TELEMETRY: "1" } });
     expect(sandbox.getHost(3000)).toBe(`3000-${sandbox.sandboxId}.e2b.app`);
     expect(await sandbox.reservePort("app", 8081)).toBe(8081);
   });
