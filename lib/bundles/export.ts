@@ -43,6 +43,14 @@ export async function withCommitCheckout<T>(sandbox: Sandbox, commitSha: string,
 }
 
 /**
+ * Metro's transform cache (under `$TMPDIR`) is keyed by file contents, not by the `EXPO_PUBLIC_*`
+ * values Expo inlines: an export after the deployment URL changed would ship the old URL. So each
+ * set of env files gets its own cache directory, and a new URL starts from a fresh cache.
+ */
+const CACHE_PER_ENV =
+  'TMPDIR="$HOME/.cache/expo-export-$(cat .env .env.local .env.production .env.production.local 2>/dev/null | sha256sum | cut -c1-16)" && mkdir -p "$TMPDIR" && export TMPDIR';
+
+/**
  * Runs the export command in a checkout. A failing or overrunning command becomes a
  * `BundleBuildError("export")` quoting the (redacted) end of its output, which is where Metro
  * and Expo print the error.
@@ -50,7 +58,7 @@ export async function withCommitCheckout<T>(sandbox: Sandbox, commitSha: string,
 export async function runExportCommand(sandbox: Sandbox, command: string, timeoutMs: number, dir: string): Promise<void> {
   await sandbox.files.remove(`${dir}/${OUTPUT_DIR}`);
   try {
-    await sandbox.commands.run(command, { cwd: dir, timeoutMs, envs: { EXPO_NO_TELEMETRY: "1", CI: "1" } });
+    await sandbox.commands.run(`${CACHE_PER_ENV} && ${command}`, { cwd: dir, timeoutMs, envs: { EXPO_NO_TELEMETRY: "1", CI: "1" } });
   } catch (error) {
     if (error instanceof CommandExitError) {
       const output = (error.stderr.trim() || error.stdout.trim()).slice(-OUTPUT_TAIL_CHARS);

@@ -38,14 +38,14 @@ describe("buildStaticBundle on the E2B driver (fake SDK)", () => {
       if (cmd.includes("git worktree add")) {
         for (const file of ["app.json", "package.json"]) sdkSandbox.files.content.set(`${CHECKOUT}/${file}`, sdkSandbox.files.content.get(`${APP_DIR}/${file}`)!);
       }
-      if (cmd === EXPO_EXPORT && opts.cwd === CHECKOUT) for (const [file, bytes] of exported) sdkSandbox.files.content.set(`${CHECKOUT}/dist/${file}`, bytes);
+      if (cmd.endsWith(`&& ${EXPO_EXPORT}`) && opts.cwd === CHECKOUT) for (const [file, bytes] of exported) sdkSandbox.files.content.set(`${CHECKOUT}/dist/${file}`, bytes);
       return { exitCode: 0 };
     };
 
     const result = await buildStaticBundle({ sandboxId: sandbox.sandboxId, projectId: "e2b-project", commitSha: SHA, commitMessage: "" }, { provider });
     expect(result.success).toBe(true);
     // Expo's export runs in a checkout of the commit, never in the live app directory.
-    expect(sdkSandbox.commandLog.filter((entry) => entry.cmd === EXPO_EXPORT).map((entry) => entry.opts.cwd)).toEqual([CHECKOUT]);
+    expect(sdkSandbox.commandLog.filter((entry) => entry.cmd.endsWith(EXPO_EXPORT)).map((entry) => entry.opts.cwd)).toEqual([CHECKOUT]);
     expect(sdkSandbox.commandLog.at(-1)?.cmd).toContain(`git worktree remove --force ${CHECKOUT}`);
     const outputReads = sdkSandbox.files.readFormats.slice(-exported.size);
     expect(outputReads).toEqual(Array(exported.size).fill("bytes"));

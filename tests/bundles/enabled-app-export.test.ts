@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildProjectBundle } from "@/lib/bundles/project-build";
 import { enableCloudBackend } from "@/lib/cloud/enable";
+import { writeBackendUrlToEnvFile } from "@/lib/cloud/env-file";
 import { getProject } from "@/lib/store/projects";
 import { startCloudFixture, type CloudFixture } from "../cloud/fixture";
 import { fetchBlobUrl } from "./build-fixture";
@@ -28,5 +29,15 @@ describe("the real expo export of an enabled app", () => {
     expect(Buffer.from(bundle.bytes).includes(deploymentUrl)).toBe(true);
     // The convex client was bundled (it came from the dependency enable added).
     expect(Buffer.from(bundle.bytes).includes("ConvexReactClient")).toBe(true);
-  });
+
+    // A new deployment URL (a reconnect) reaches the next export: Metro's cache must not keep the old one.
+    const movedUrl = "https://moved-otter-456.convex.cloud";
+    await writeBackendUrlToEnvFile(await fx.sandboxOf(project), movedUrl);
+    const rebuilt = await buildProjectBundle(project);
+    if (!rebuilt.success) throw new Error(rebuilt.error);
+    const moved = Buffer.from((await fetchBlobUrl(rebuilt.bundleUrl)).bytes);
+    expect(moved.includes(movedUrl)).toBe(true);
+    expect(moved.includes(deploymentUrl)).toBe(false);
+    // An enable and two cold exports with the real toolchain: minutes on a loaded 2-core machine.
+  }, 480_000);
 });
