@@ -5,7 +5,7 @@ import { ensureProjectSandbox } from "@/lib/projects";
 import type { Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
-import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
+import { backendProjectName, runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
 import { finishSandboxSetup, injectBackendIntoSandbox } from "./sandbox-setup";
 
 type ManagedSettings = BackendSettings & { teamScopedToken: string; teamSlug: string };
@@ -38,7 +38,7 @@ export function sandboxSteps(sandbox: Sandbox, projectId: string): Pick<Provisio
 function managedProvision(settings: ManagedSettings, project: Project): ProvisioningPlan["provision"] {
   return (workflow) =>
     provisionManagedProject(
-      { teamScopedToken: settings.teamScopedToken, teamSlug: settings.teamSlug, projectName: project.name },
+      { teamScopedToken: settings.teamScopedToken, teamSlug: settings.teamSlug, projectName: backendProjectName(project) },
       { ...settings, ...workflow },
     );
 }

@@ -1,14 +1,19 @@
 import { getConfig } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
 import { announceSignInLink } from "@/lib/session/announce";
+import { currentInstance, stopInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { closeStore, getStore } from "@/lib/store";
 
-/** Server start: open and migrate the store, seed the demo on first start, close on shutdown. */
+/**
+ * Server start: open and migrate the store, register this boot of the instance (so runs its
+ * previous boot left are taken over at once), seed the demo on first start, close on shutdown.
+ */
 export async function startServer(): Promise<void> {
   const config = getConfig();
   const db = await getStore();
-  log.info("store ready", { store: db.kind });
+  const instance = await currentInstance(db);
+  log.info("store ready", { store: db.kind, instanceId: instance.instanceId });
   if (config.SEED_DEMO) {
     const seed = await seedDemoIfEmpty(db);
     if (seed) {
@@ -27,6 +32,7 @@ export async function startServer(): Promise<void> {
     await announceSignInLink(db, config);
   }
   const shutdown = () => {
+    stopInstance();
     void closeStore().finally(() => process.exit(0));
   };
   process.once("SIGTERM", shutdown);

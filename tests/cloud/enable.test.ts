@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as enableRoute } from "@/app/api/cloud/enable/route";
+import { DEFAULT_MAX_RETRIES } from "@/lib/backend";
 import { reloadConfig } from "@/lib/config";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";
@@ -64,7 +65,7 @@ describe("POST /api/cloud/enable", () => {
 
     expect(await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE)).toHaveLength(1);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("returns the stored URL and does nothing else when already connected", async () => {
@@ -75,7 +76,7 @@ describe("POST /api/cloud/enable", () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual(first);
     expect((await getLatestOperation(fx.db, project.id))?.id).toBe(operation?.id);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("answers 503 before touching anything when the team token or slug is missing", async () => {
@@ -113,21 +114,31 @@ describe("POST /api/cloud/enable", () => {
     const body = await response.json();
     expect(body.error.message).toContain("ProjectQuotaReached");
     expect(await stateOf(project)).toEqual({ kind: "failed", errorMessage: body.error.message });
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
   });
 
-  it("records failed on a 5xx and a retry reuses the project already created", async () => {
+  it("retries a 5xx or 429 blip on create and provision inside the run, creating one project", async () => {
     const project = await fx.newProject();
-    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 500 });
+    fx.emulator.emulator.faults.add({ path: "create_project", status: 503 });
+    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 429, code: "RateLimited" });
+    const response = await enable(project.id);
+    expect(response.status).toBe(200);
+    expect(await stateOf(project)).toMatchObject({ kind: "connected" });
+    expect(await fx.emulatedProjects(project)).toBe(1);
+  });
+
+  it("records failed when a 5xx outlasts the retries, and a retry reuses the project already created", async () => {
+    const project = await fx.newProject();
+    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 500, times: DEFAULT_MAX_RETRIES });
     const failed = await enable(project.id);
     expect(failed.status).toBe(502);
     expect(await stateOf(project)).toMatchObject({ kind: "failed", errorMessage: expect.any(String) });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
 
     const retried = await enable(project.id);
     expect(retried.status).toBe(200);
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("provisions once for 20 concurrent enables", async () => {
@@ -136,7 +147,7 @@ describe("POST /api/cloud/enable", () => {
     const bodies = await Promise.all(responses.map((response) => response.json()));
     expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
     expect(new Set(bodies.map((body) => body.deploymentUrl)).size).toBe(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
     const sandbox = await fx.sandboxOf(project);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
   });
@@ -160,6 +171,6 @@ describe("POST /api/cloud/enable", () => {
     const response = await enable(project.id);
     expect(response.status).toBe(200);
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 });
