@@ -64,7 +64,7 @@ const envSchema = z.object({
   // Provisioning runs and crash recovery (lib/instance, lib/cloud/provisioning-run.ts)
   /** Stable name of this app instance; a restart under the same name takes its runs back at once. */
   INSTANCE_ID: optionalString,
-  INSTANCE_HEARTBEAT_MS: integer(3_000, 100),
+  INSTANCE_HEARTBEAT_MS: integer(2_000, 100),
   PROVISIONING_LEASE_MS: integer(300_000, 1_000),
   PROVISIONING_WAIT_MS: integer(60_000, 0),
 

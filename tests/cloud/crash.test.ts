@@ -1,50 +1,19 @@
-import { spawn } from "node:child_process";
 import crypto from "node:crypto";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunPoint } from "@/lib/cloud/provisioning-run";
 import { reloadConfig } from "@/lib/config";
 import { closeStore } from "@/lib/store";
 import { getCredentials } from "@/lib/store/credentials";
 import { getProject } from "@/lib/store/projects";
+import { outcomeOf, startCrashWorker, type CrashWorker } from "../helpers/crash-workers";
 import { createThrowawayDatabase } from "../helpers/postgres";
 import { startCloudFixture, type CloudFixture } from "./fixture";
 
 /**
  * Crash safety (issue 14): a server process is SIGKILLed at every step boundary of a run, then a
- * second process retries once. Both are real processes (tests/cloud/crash-worker.ts) sharing one
+ * second process retries once. Both are real processes (tests/helpers/crash-worker.ts) sharing one
  * PostgreSQL database with this test, whose emulator (same database) counts backend projects.
  */
-const WORKER = path.join(process.cwd(), "tests", "cloud", "crash-worker.ts");
-
-interface Ended {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-interface Worker {
-  ended: Promise<Ended>;
-  kill(): Promise<Ended>;
-}
-
-function startWorker(env: Record<string, string>): Worker {
-  const child = spawn(process.execPath, ["--import", "tsx", WORKER], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const ended = new Promise<Ended>((resolve) => child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return {
-    ended,
-    kill: () => {
-      child.kill("SIGKILL");
-      return ended;
-    },
-  };
-}
-
 /** A kill the emulator performs: when the request reaches it, or after it handled it (the answer is then lost). */
 interface UpstreamKill {
   path: "create_project" | "provision_and_authorize";
@@ -92,7 +61,7 @@ const KILL_POINTS: KillPoint[] = [
 
 let fx: CloudFixture;
 let database: Awaited<ReturnType<typeof createThrowawayDatabase>>;
-let trap: (UpstreamKill & { victim: Worker; skip: number }) | undefined;
+let trap: (UpstreamKill & { victim: CrashWorker; skip: number }) | undefined;
 const figures: { name: string; callMs: number; sinceStartMs: number; killToAnswerMs: number }[] = [];
 
 beforeAll(async () => {
@@ -153,27 +122,26 @@ describe("a server killed at any step of an enable", () => {
       INSTANCE_HEARTBEAT_MS: "200",
     };
     if (point.upstream?.afterBlip) fx.emulator.emulator.faults.add({ path: point.upstream.path, status: 503 });
-    const crashed = startWorker({ ...common, INSTANCE_ID: instanceId, CRASH_AT: point.at ?? "" });
+    const crashed = startCrashWorker({ ...common, INSTANCE_ID: instanceId, CRASH_AT: point.at ?? "" });
     if (point.upstream) trap = { ...point.upstream, victim: crashed, skip: point.upstream.afterBlip ? 1 : 0 };
-    const killed = await crashed.ended;
+    const killed = await crashed.exited;
     expect(killed.signal, killed.stderr).toBe("SIGKILL");
     const killedAt = performance.now();
 
     // A restarted process (same instance id, new boot) must take over at once: it may not wait at
     // all. Another instance waits only for the dead one's heartbeat to expire.
-    const retried = await startWorker({
+    const retried = await startCrashWorker({
       ...common,
       INSTANCE_ID: point.otherInstance ? `${instanceId}-other` : instanceId,
       PROVISIONING_WAIT_MS: point.otherInstance ? "120000" : "0",
-    }).ended;
+    }).exited;
     const answeredAt = performance.now();
-    expect(retried.code, retried.stderr).toBe(0);
-    const outcome = JSON.parse(retried.stdout.trim().split("\n").at(-1)!);
+    const outcome = outcomeOf(retried);
     expect(outcome).toMatchObject({ ok: true, state: { kind: "connected" } });
 
     expect(await fx.emulatedProjects(project)).toBe(1);
     expect((await getProject(fx.db, project.id))?.backendProject).toEqual(outcome.state);
-    expect(await getCredentials(fx.db, project.id)).toMatchObject({ deploymentUrl: outcome.state.deploymentUrl });
+    expect(await getCredentials(fx.db, project.id)).toMatchObject({ deploymentUrl: outcome.state!.deploymentUrl });
     const { rows } = await fx.db.query<{ status: string }>("select status from enable_operations where project_id = $1", [project.id]);
     expect(rows.map((row) => row.status)).toEqual(["succeeded"]);
     figures.push({ name: point.name, callMs: outcome.callMs, sinceStartMs: outcome.sinceStartMs, killToAnswerMs: answeredAt - killedAt });
