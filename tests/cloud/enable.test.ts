@@ -127,6 +127,20 @@ describe("POST /api/cloud/enable", () => {
     expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
+  it("retries a provision that timed out inside the run", async () => {
+    const project = await fx.newProject();
+    process.env.BACKEND_API_TIMEOUT_MS = "5000";
+    reloadConfig();
+    try {
+      fx.emulator.emulator.faults.add({ path: "provision_and_authorize", hang: true });
+      expect((await enable(project.id)).status).toBe(200);
+    } finally {
+      delete process.env.BACKEND_API_TIMEOUT_MS;
+      reloadConfig();
+    }
+    expect(await fx.emulatedProjects(project)).toBe(1);
+  });
+
   it("records failed when a 5xx outlasts the retries, and a retry reuses the project already created", async () => {
     const project = await fx.newProject();
     fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 500, times: DEFAULT_MAX_RETRIES });
@@ -150,6 +164,34 @@ describe("POST /api/cloud/enable", () => {
     expect(await fx.emulatedProjects(project)).toBe(1);
     const sandbox = await fx.sandboxOf(project);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
+  });
+
+  it.each([
+    ["its instance restarted (a new boot id)", "update enable_operations set owner_boot_id = gen_random_uuid() where project_id = $1"],
+    [
+      "its instance stopped beating",
+      `with gone as (
+         insert into app_instances (instance_id, boot_id, expires_at) values (gen_random_uuid()::text, gen_random_uuid(), now() - interval '1 second')
+         returning instance_id, boot_id)
+       update enable_operations set owner_instance_id = gone.instance_id, owner_boot_id = gone.boot_id from gone where project_id = $1`,
+    ],
+  ])("takes over at once, without waiting for the lease, a run whose owner is gone: %s", async (_case, ownerGone) => {
+    const project = await fx.newProject();
+    let reachedCreated!: () => void;
+    const created = new Promise<void>((resolve) => (reachedCreated = resolve));
+    void enableCloudBackend(project, {
+      leaseMs: 600_000,
+      onStep: (step) => (step === "created" ? (reachedCreated(), new Promise<never>(() => undefined)) : Promise.resolve()),
+    });
+    await created;
+    // A live owner keeps it: a request that may not wait answers 409 at once.
+    await expect(enableCloudBackend(project, { waitMs: 0 })).rejects.toMatchObject({ status: 409, code: "in_progress" });
+
+    await fx.db.query(ownerGone, [project.id]);
+    const state = await enableCloudBackend(project, { waitMs: 0 });
+    expect(state).toMatchObject({ kind: "connected" });
+    expect(await fx.emulatedProjects(project)).toBe(1);
+    expect((await getLatestOperation(fx.db, project.id))?.status).toBe("succeeded");
   });
 
   it("resumes a run that died after provisioning without creating a second project", async () => {
