@@ -1,13 +1,19 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+/** Spawns dozens of server processes: run after every other file, so its load slows none of them. */
+const CRASH_TESTS = "tests/cloud/crash.test.ts";
+
 export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL(".", import.meta.url)) } },
   test: {
-    include: ["tests/**/*.test.ts"],
     setupFiles: ["tests/setup.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: "suite", include: ["tests/**/*.test.ts"], exclude: [CRASH_TESTS] } },
+      { extends: true, test: { name: "crash", include: [CRASH_TESTS], sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -102,8 +102,9 @@ type Claim =
   | { outcome: "busy"; operationId: string };
 
 /**
- * Decides, under the project's row lock, whether this request runs the provisioning, resumes a
- * run whose owner died, waits for a live run, or has nothing to do. A new run inherits the
+ * Decides, under the project's row lock, whether this request runs the provisioning, resumes an
+ * abandoned run (its owner's process died or restarted, or its lease ran out), waits for a live
+ * run, or has nothing to do. A new run inherits the
  * backend project of a previous failed run, so retrying never creates a second one.
  */
 async function claim(db: Sql, plan: ProvisioningPlan, holder: LeaseHolder): Promise<Claim> {
