@@ -4,8 +4,6 @@ import { log } from "@/lib/log";
 import type { Sql } from "@/lib/store";
 import { registerInstance, renewInstance, type InstanceIdentity } from "@/lib/store/instances";
 
-export type { InstanceIdentity };
-
 /** Heartbeats an instance may miss before other instances count it dead. */
 export const MISSED_HEARTBEATS = 3;
 
