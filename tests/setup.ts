@@ -11,7 +11,9 @@ process.env.LOG_LEVEL ??= "silent";
 process.env.SEED_DEMO = "false";
 
 afterAll(async () => {
+  const { stopInstance } = await import("@/lib/instance");
   const { closeStore } = await import("@/lib/store");
+  stopInstance();
   await closeStore();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });

@@ -1,7 +1,9 @@
 import crypto from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
-import type { CreateProjectResponse, ProvisionedBackendProject, ProvisionWorkflowOptions } from "@/lib/backend";
+import { withRetries, type CreateProjectResponse, type ProvisionedBackendProject, type ProvisionWorkflowOptions, type RetryOptions } from "@/lib/backend";
+import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
+import { currentInstance } from "@/lib/instance";
 import { log, redactSecrets } from "@/lib/log";
 import { getSecretBox } from "@/lib/secrets";
 import type { Sql } from "@/lib/store";
@@ -12,8 +14,9 @@ import {
   getRunningOperation,
   insertRunningOperation,
   recordSteps,
-  takeOverExpiredOperation,
+  takeOverAbandonedOperation,
   type EnableOperation,
+  type LeaseHolder,
   type OperationKind,
 } from "@/lib/store/operations";
 import { getProject, setBackendProject, type BackendProjectState } from "@/lib/store/projects";
@@ -39,7 +42,24 @@ export interface ProvisioningSteps {
   sandboxReady?: { warnings: string[] };
 }
 
+type Step = keyof ProvisioningSteps;
 type Provisioned = NonNullable<ProvisioningSteps["provisioned"]>;
+
+/**
+ * Where an observer sees a run: `claimed` (it holds the lease, nothing else done), `done:<step>`
+ * (the step's effect happened, e.g. the upstream create answered, but is not journaled yet),
+ * `<step>` (journaled) and `finished` (the project is connected).
+ */
+export type RunPoint = "claimed" | `done:${Step}` | Step | "finished";
+
+/**
+ * Name of the backend project created for a project: unique on any team (it carries the project
+ * id) and the same on every attempt, so the project an interrupted create made can be found by
+ * exactly this name instead of creating a second one.
+ */
+export function backendProjectName(project: { id: string; name: string }): string {
+  return `${Array.from(project.name).slice(0, 60).join("")} (${project.id})`;
+}
 
 /** What a provisioning path (enable, managed connect, OAuth callback) plugs into the runner. */
 export interface ProvisioningPlan {
@@ -58,14 +78,22 @@ export interface ProvisioningPlan {
 }
 
 export interface RunnerOptions {
-  /** How long a run may go without renewing its lease before another may take over. @default 300_000 */
+  /**
+   * How long a run of a live instance may go without journaling a step before another may take
+   * over (a dead instance's runs are taken over at once). @default PROVISIONING_LEASE_MS
+   */
   leaseMs?: number;
-  /** How long a concurrent request waits for a running run before answering 409. @default 60_000 */
+  /** How long a concurrent request waits for a running run before answering 409. @default PROVISIONING_WAIT_MS */
   waitMs?: number;
   /** Polling interval while waiting. @default 100 */
   pollMs?: number;
-  /** Observer called after each journaled step (tests interrupt runs here). */
-  onStep?: (step: keyof ProvisioningSteps) => Promise<void>;
+  /**
+   * Retries of the upstream create and provision inside the run (network errors, timeouts, 5xx,
+   * 429); an attempt after the create resumes from the journaled project. @default withRetries' own
+   */
+  retry?: Pick<RetryOptions, "maxRetries" | "retryDelay">;
+  /** Observer called at each {@link RunPoint} (tests interrupt or kill runs here). */
+  onStep?: (point: RunPoint) => Promise<void>;
 }
 
 type Claim =
@@ -74,11 +102,12 @@ type Claim =
   | { outcome: "busy"; operationId: string };
 
 /**
- * Decides, under the project's row lock, whether this request runs the provisioning, resumes a
- * run whose owner died, waits for a live run, or has nothing to do. A new run inherits the
+ * Decides, under the project's row lock, whether this request runs the provisioning, resumes an
+ * abandoned run (its owner's process died or restarted, or its lease ran out), waits for a live
+ * run, or has nothing to do. A new run inherits the
  * backend project of a previous failed run, so retrying never creates a second one.
  */
-async function claim(db: Sql, plan: ProvisioningPlan, leaseOwner: string, leaseMs: number): Promise<Claim> {
+async function claim(db: Sql, plan: ProvisioningPlan, holder: LeaseHolder): Promise<Claim> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<{ backend_project: BackendProjectState | null }>(
       "select backend_project from projects where id = $1 for update",
@@ -88,7 +117,7 @@ async function claim(db: Sql, plan: ProvisioningPlan, leaseOwner: string, leaseM
     if (state?.kind === "connected") return { outcome: "connected", state };
     const running = await getRunningOperation<ProvisioningSteps>(tx, plan.projectId);
     if (running) {
-      const resumed = await takeOverExpiredOperation<ProvisioningSteps>(tx, running.id, leaseOwner, leaseMs);
+      const resumed = await takeOverAbandonedOperation<ProvisioningSteps>(tx, running.id, holder);
       return resumed ? { outcome: "owner", operation: resumed } : { outcome: "busy", operationId: running.id };
     }
     const previous = await getLatestOperation<ProvisioningSteps>(tx, plan.projectId);
@@ -99,16 +128,10 @@ async function claim(db: Sql, plan: ProvisioningPlan, leaseOwner: string, leaseM
         ? { created: previous.steps.created, provisioned: previous.steps.provisioned }
         : {};
     if (inherited.provisioned) inherited.provisioned = reencrypt(inherited.provisioned, previous!.id, null);
-    const operation = await insertRunningOperation(tx, {
-      projectId: plan.projectId,
-      kind: plan.kind,
-      leaseOwner,
-      leaseMs,
-      steps: inherited,
-    });
+    const operation = await insertRunningOperation(tx, { ...holder, projectId: plan.projectId, kind: plan.kind, steps: inherited });
     if (inherited.provisioned) {
       inherited.provisioned = reencrypt(inherited.provisioned, null, operation.id);
-      await recordSteps(tx, operation.id, leaseOwner, leaseMs, { provisioned: inherited.provisioned });
+      await recordSteps(tx, operation.id, holder.leaseOwner, holder.leaseMs, { provisioned: inherited.provisioned });
     }
     await setBackendProject(tx, plan.projectId, { kind: "connecting" });
     return { outcome: "owner", operation: { ...operation, steps: inherited } };
@@ -135,43 +158,50 @@ async function execute(
   db: Sql,
   plan: ProvisioningPlan,
   operation: EnableOperation<ProvisioningSteps>,
-  leaseOwner: string,
-  options: Required<Pick<RunnerOptions, "leaseMs">> & RunnerOptions,
+  holder: LeaseHolder,
+  options: RunnerOptions,
 ): Promise<ConnectedState> {
   const box = getSecretBox();
   const context = journalContext(operation.id);
   const steps: ProvisioningSteps = { ...operation.steps };
-  const record = async (patch: ProvisioningSteps) => {
-    if (!(await recordSteps(db, operation.id, leaseOwner, options.leaseMs, patch as Record<string, unknown>))) {
+  const observe = async (point: RunPoint) => options.onStep?.(point);
+  const record = async <S extends Step>(step: S, value: ProvisioningSteps[S]) => {
+    await observe(`done:${step}`);
+    if (!(await recordSteps(db, operation.id, holder.leaseOwner, holder.leaseMs, { [step]: value }))) {
       throw new LeaseLostError();
     }
-    Object.assign(steps, patch);
-    await options.onStep?.(Object.keys(patch)[0] as keyof ProvisioningSteps);
+    steps[step] = value;
+    await observe(step);
   };
+  await observe("claimed");
 
   // Injection needs no credentials: start it now, collect it after provisioning.
   const preparing = !steps.sandboxReady && plan.prepareSandbox ? plan.prepareSandbox() : Promise.resolve([]);
   preparing.catch(() => undefined);
 
   if (!steps.provisioned) {
-    const backend = await plan.provision({
-      resumeFrom: steps.created,
-      onProjectCreated: async (created) => {
-        const { adminKey: _secret, ...withoutSecret } = created;
-        void _secret;
-        await record({ created: withoutSecret });
-      },
-    });
-    await record({
-      provisioned: {
-        deploymentName: backend.deploymentName,
-        deploymentUrl: backend.deploymentUrl,
-        projectSlug: backend.projectSlug,
-        teamSlug: backend.teamSlug,
-        backendProjectId: backend.projectId,
-        adminKey: box.encrypt(backend.token, context),
-        ...(backend.warningMessage && { warningMessage: backend.warningMessage }),
-      },
+    // A transient failure is retried here; once the create is journaled, an attempt resumes from it.
+    const backend = await withRetries(
+      "provision the backend project",
+      () =>
+        plan.provision({
+          resumeFrom: steps.created,
+          onProjectCreated: async (created) => {
+            const { adminKey: _secret, ...withoutSecret } = created;
+            void _secret;
+            await record("created", withoutSecret);
+          },
+        }),
+      options.retry,
+    );
+    await record("provisioned", {
+      deploymentName: backend.deploymentName,
+      deploymentUrl: backend.deploymentUrl,
+      projectSlug: backend.projectSlug,
+      teamSlug: backend.teamSlug,
+      backendProjectId: backend.projectId,
+      adminKey: box.encrypt(backend.token, context),
+      ...(backend.warningMessage && { warningMessage: backend.warningMessage }),
     });
   }
   const provisioned = steps.provisioned!;
@@ -190,12 +220,12 @@ async function execute(
       accessToken: plan.accessToken ?? null,
       backendProjectId: provisioned.backendProjectId,
     });
-    await record({ credentialsStored: true });
+    await record("credentialsStored", true);
   }
 
   if (!steps.sandboxReady && plan.finishSandbox) {
     const warnings = [...(await preparing), ...(await plan.finishSandbox({ deploymentUrl: provisioned.deploymentUrl, adminKey }))];
-    await record({ sandboxReady: { warnings } });
+    await record("sandboxReady", { warnings });
   }
 
   const warningMessage = [provisioned.warningMessage, ...(steps.sandboxReady?.warnings ?? [])].filter(Boolean).join(" ");
@@ -208,9 +238,10 @@ async function execute(
     ...(warningMessage && { warningMessage }),
   };
   await db.transaction(async (tx) => {
-    if (!(await finishOperation(tx, operation.id, leaseOwner, { status: "succeeded" }))) throw new LeaseLostError();
+    if (!(await finishOperation(tx, operation.id, holder.leaseOwner, { status: "succeeded" }))) throw new LeaseLostError();
     await setBackendProject(tx, plan.projectId, state);
   });
+  await observe("finished");
   return state;
 }
 
@@ -237,29 +268,33 @@ async function outcomeOf(db: Sql, projectId: string): Promise<ConnectedState | n
  * `failed{errorMessage}`. A connected project answers its stored state and does nothing else.
  */
 export async function runProvisioning(db: Sql, plan: ProvisioningPlan, options: RunnerOptions = {}): Promise<ConnectedState> {
-  const settings = { leaseMs: 300_000, waitMs: 60_000, pollMs: 100, ...options };
-  const leaseOwner = `${process.pid}:${crypto.randomUUID()}`;
+  const config = getConfig();
+  const settings = { leaseMs: config.PROVISIONING_LEASE_MS, waitMs: config.PROVISIONING_WAIT_MS, pollMs: 100, ...options };
+  const holder: LeaseHolder = {
+    leaseOwner: `${process.pid}:${crypto.randomUUID()}`,
+    instance: await currentInstance(db),
+    leaseMs: settings.leaseMs,
+  };
   const deadline = Date.now() + settings.waitMs;
 
   for (;;) {
-    const claimed = await claim(db, plan, leaseOwner, settings.leaseMs);
+    const claimed = await claim(db, plan, holder);
     if (claimed.outcome === "connected") return claimed.state;
     if (claimed.outcome === "owner") {
       try {
-        return await execute(db, plan, claimed.operation, leaseOwner, settings);
+        return await execute(db, plan, claimed.operation, holder, settings);
       } catch (error) {
         if (error instanceof LeaseLostError) throw new ProvisioningInProgressError();
         const failure = failureOf(error);
         log.warn("backend provisioning failed", { projectId: plan.projectId, code: failure.code, message: failure.message });
-        await fail(db, plan, claimed.operation.id, leaseOwner, failure.message);
+        await fail(db, plan, claimed.operation.id, holder.leaseOwner, failure.message);
         throw new ProvisioningFailedError(failure.message, failure.code, { cause: error });
       }
     }
-    // Another run is live: wait for it to end (or for its lease to expire, then claim again).
+    // Another run is live: wait for it to end, or to be abandoned (then claim it).
     for (;;) {
       const running = await getRunningOperation(db, plan.projectId);
-      if (running?.id !== claimed.operationId) break;
-      if (running.leaseExpiresAt && running.leaseExpiresAt.getTime() < Date.now()) break;
+      if (running?.id !== claimed.operationId || running.abandoned) break;
       if (Date.now() > deadline) throw new ProvisioningInProgressError();
       await delay(settings.pollMs);
     }

@@ -61,6 +61,13 @@ const envSchema = z.object({
   BACKEND_API_TIMEOUT_MS: integer(30_000, 1),
   EMULATOR_PROJECT_QUOTA: integer(20, 0),
 
+  // Provisioning runs and crash recovery (lib/instance, lib/cloud/provisioning-run.ts)
+  /** Stable name of this app instance; a restart under the same name takes its runs back at once. */
+  INSTANCE_ID: optionalString,
+  INSTANCE_HEARTBEAT_MS: integer(2_000, 100),
+  PROVISIONING_LEASE_MS: integer(300_000, 1_000),
+  PROVISIONING_WAIT_MS: integer(60_000, 0),
+
   // Blob storage
   BLOB_DRIVER: z.enum(["fs", "vercel", "s3"]).default("fs"),
   BLOB_READ_WRITE_TOKEN: optionalString,
@@ -106,10 +113,11 @@ const envSchema = z.object({
 
 type Env = z.output<typeof envSchema>;
 
-export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR" | "APP_TOOLCHAIN_DIR" | "XDG_CACHE_HOME"> & {
+export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR" | "APP_TOOLCHAIN_DIR" | "XDG_CACHE_HOME" | "INSTANCE_ID"> & {
   PUBLIC_BASE_URL: string;
   DATA_DIR: string;
   APP_TOOLCHAIN_DIR: string;
+  INSTANCE_ID: string;
 };
 
 /** Thrown at start-up when an environment variable is invalid; names every bad variable. */
@@ -143,6 +151,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, ""),
     // Runtime location chosen by the operator, not a build input.
     DATA_DIR: path.resolve(/*turbopackIgnore: true*/ parsed.DATA_DIR ?? ".data"),
+    // No two live servers share a host and a port, and a restarted server keeps both.
+    INSTANCE_ID: parsed.INSTANCE_ID ?? `${os.hostname()}:${parsed.PORT}`,
   };
 }
 

@@ -1,15 +1,20 @@
 import { getConfig } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
 import { announceSignInLink } from "@/lib/session/announce";
+import { currentInstance, stopInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { closeStore, getStore } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
 
-/** Server start: open and migrate the store, seed the demo on first start, close on shutdown. */
+/**
+ * Server start: open and migrate the store, register this boot of the instance (so runs its
+ * previous boot left are taken over at once), seed the demo on first start, close on shutdown.
+ */
 export async function startServer(): Promise<void> {
   const config = getConfig();
   const db = await getStore();
-  log.info("store ready", { store: db.kind });
+  const instance = await currentInstance(db);
+  log.info("store ready", { store: db.kind, instanceId: instance.instanceId });
   if (config.SEED_DEMO) {
     const seed = await seedDemoIfEmpty(db);
     if (seed) {
@@ -30,6 +35,7 @@ export async function startServer(): Promise<void> {
   // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
   if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
   const shutdown = () => {
+    stopInstance();
     void closeStore().finally(() => process.exit(0));
   };
   process.once("SIGTERM", shutdown);

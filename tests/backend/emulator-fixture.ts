@@ -1,6 +1,7 @@
 import type { ManagedProjectInput } from "@/lib/backend";
 import type { EmulatorOptions } from "@/lib/emulator";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
+import { getStore } from "@/lib/store";
 
 /** An emulator served over loopback HTTP, plus the client options and team credentials that reach it. */
 export interface TestEmulator {
@@ -13,7 +14,8 @@ export interface TestEmulator {
 }
 
 export async function startTestEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
-  const server = await startEmulatorServer(options);
+  // Open the store (PGlite start and migrations) now, not inside the first call's 10 s timeout.
+  const server = await startEmulatorServer({ ...options, db: options.db ?? (await getStore()) });
   const { identity } = server.emulator;
   return {
     server,

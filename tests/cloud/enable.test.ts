@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as enableRoute } from "@/app/api/cloud/enable/route";
 import { BACKEND_PACKAGE_RANGE } from "@/lib/app-names";
+import { DEFAULT_MAX_RETRIES } from "@/lib/backend";
 import { reloadConfig } from "@/lib/config";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";
@@ -75,7 +76,7 @@ describe("POST /api/cloud/enable", () => {
 
     expect(await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE)).toHaveLength(1);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("returns the stored URL and does nothing else when already connected", async () => {
@@ -86,7 +87,7 @@ describe("POST /api/cloud/enable", () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual(first);
     expect((await getLatestOperation(fx.db, project.id))?.id).toBe(operation?.id);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("answers 503 before touching anything when the team token or slug is missing", async () => {
@@ -124,21 +125,45 @@ describe("POST /api/cloud/enable", () => {
     const body = await response.json();
     expect(body.error.message).toContain("ProjectQuotaReached");
     expect(await stateOf(project)).toEqual({ kind: "failed", errorMessage: body.error.message });
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
   });
 
-  it("records failed on a 5xx and a retry reuses the project already created", async () => {
+  it("retries a 5xx or 429 blip on create and provision inside the run, creating one project", async () => {
     const project = await fx.newProject();
-    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 500 });
+    fx.emulator.emulator.faults.add({ path: "create_project", status: 503 });
+    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 429, code: "RateLimited" });
+    const response = await enable(project.id);
+    expect(response.status).toBe(200);
+    expect(await stateOf(project)).toMatchObject({ kind: "connected" });
+    expect(await fx.emulatedProjects(project)).toBe(1);
+  });
+
+  it("retries a provision that timed out inside the run", async () => {
+    const project = await fx.newProject();
+    process.env.BACKEND_API_TIMEOUT_MS = "5000";
+    reloadConfig();
+    try {
+      fx.emulator.emulator.faults.add({ path: "provision_and_authorize", hang: true });
+      expect((await enable(project.id)).status).toBe(200);
+    } finally {
+      delete process.env.BACKEND_API_TIMEOUT_MS;
+      reloadConfig();
+    }
+    expect(await fx.emulatedProjects(project)).toBe(1);
+  });
+
+  it("records failed when a 5xx outlasts the retries, and a retry reuses the project already created", async () => {
+    const project = await fx.newProject();
+    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 500, times: DEFAULT_MAX_RETRIES });
     const failed = await enable(project.id);
     expect(failed.status).toBe(502);
     expect(await stateOf(project)).toMatchObject({ kind: "failed", errorMessage: expect.any(String) });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
 
     const retried = await enable(project.id);
     expect(retried.status).toBe(200);
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("provisions once for 20 concurrent enables", async () => {
@@ -147,9 +172,37 @@ describe("POST /api/cloud/enable", () => {
     const bodies = await Promise.all(responses.map((response) => response.json()));
     expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
     expect(new Set(bodies.map((body) => body.deploymentUrl)).size).toBe(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
     const sandbox = await fx.sandboxOf(project);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
+  });
+
+  it.each([
+    ["its instance restarted (a new boot id)", "update enable_operations set owner_boot_id = gen_random_uuid() where project_id = $1"],
+    [
+      "its instance stopped beating",
+      `with gone as (
+         insert into app_instances (instance_id, boot_id, expires_at) values (gen_random_uuid()::text, gen_random_uuid(), now() - interval '1 second')
+         returning instance_id, boot_id)
+       update enable_operations set owner_instance_id = gone.instance_id, owner_boot_id = gone.boot_id from gone where project_id = $1`,
+    ],
+  ])("takes over at once, without waiting for the lease, a run whose owner is gone: %s", async (_case, ownerGone) => {
+    const project = await fx.newProject();
+    let reachedCreated!: () => void;
+    const created = new Promise<void>((resolve) => (reachedCreated = resolve));
+    void enableCloudBackend(project, {
+      leaseMs: 600_000,
+      onStep: (step) => (step === "created" ? (reachedCreated(), new Promise<never>(() => undefined)) : Promise.resolve()),
+    });
+    await created;
+    // A live owner keeps it: a request that may not wait answers 409 at once.
+    await expect(enableCloudBackend(project, { waitMs: 0 })).rejects.toMatchObject({ status: 409, code: "in_progress" });
+
+    await fx.db.query(ownerGone, [project.id]);
+    const state = await enableCloudBackend(project, { waitMs: 0 });
+    expect(state).toMatchObject({ kind: "connected" });
+    expect(await fx.emulatedProjects(project)).toBe(1);
+    expect((await getLatestOperation(fx.db, project.id))?.status).toBe("succeeded");
   });
 
   it("resumes a run that died after provisioning without creating a second project", async () => {
@@ -171,6 +224,6 @@ describe("POST /api/cloud/enable", () => {
     const response = await enable(project.id);
     expect(response.status).toBe(200);
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import path from "node:path";
 import { GET as errorStreamRoute } from "@/app/api/projects/[id]/errors/stream/route";
+import { backendProjectName } from "@/lib/cloud/provisioning-run";
 import { reloadConfig } from "@/lib/config";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
 import { createProject } from "@/lib/projects";
@@ -57,9 +58,11 @@ export async function startCloudFixture(env: Record<string, string> = {}) {
         },
       };
     },
-    /** Backend projects the emulator created under this name. */
-    async emulatedProjects(name: string): Promise<number> {
-      const { rows } = await db.query<{ count: number }>("select count(*)::int as count from emulator_projects where name = $1", [name]);
+    /** Backend projects the emulator created for this project. */
+    async emulatedProjects(project: Project): Promise<number> {
+      const { rows } = await db.query<{ count: number }>("select count(*)::int as count from emulator_projects where name = $1", [
+        backendProjectName(project),
+      ]);
       return rows[0].count;
     },
     async close() {

@@ -6,6 +6,7 @@ import { createProject } from "@/lib/projects";
 import { APP_DIR, getSandboxProvider } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import { insertRunningOperation } from "@/lib/store/operations";
+import { currentInstance } from "@/lib/instance";
 import { getProject, insertProject, setBackendProject } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
 
@@ -26,6 +27,7 @@ describe("backend snapshot", () => {
       projectId: project.id,
       kind: "enable",
       leaseOwner: "test",
+      instance: await currentInstance(db),
       leaseMs: 60_000,
       steps: { created: { projectSlug: "s" }, provisioned: { adminKey: "ciphertext" } },
     });

@@ -3,6 +3,7 @@ import { POST as connectRoute } from "@/app/api/backend/managed/connect/route";
 import { POST as disconnectRoute } from "@/app/api/backend/managed/disconnect/route";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { connectManagedBackend, enableCloudBackend } from "@/lib/cloud/enable";
+import { backendProjectName } from "@/lib/cloud/provisioning-run";
 import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole } from "@/lib/sandbox";
 import { getCredentials } from "@/lib/store/credentials";
 import { getProject, type Project } from "@/lib/store/projects";
@@ -60,7 +61,7 @@ describe("POST /api/backend/managed/connect", () => {
     expect(await sandbox.files.exists(`${APP_DIR}/.env.local`)).toBe(false);
 
     expect(await (await connect(project.id)).json()).toEqual(body);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("answers 404 for someone else's project and 400 for a bad body", async () => {
@@ -86,7 +87,7 @@ describe("POST /api/backend/managed/disconnect", () => {
     const second = await (await connect(project.id)).json();
     expect(second.deploymentUrl).not.toBe(first.deploymentUrl);
     // Without deleteBackendProject the first backend project is kept.
-    expect(await fx.emulatedProjects(project.name)).toBe(2);
+    expect(await fx.emulatedProjects(project)).toBe(2);
   });
 
   it("stops the backend dev server of an enabled project and keeps the app running", async () => {
@@ -110,7 +111,7 @@ describe("POST /api/backend/managed/disconnect", () => {
       expect((await full.json()).error.code).toBe("project_quota_reached");
 
       expect(await (await disconnect({ projectId: kept.id, deleteBackendProject: true })).json()).toEqual({ success: true });
-      expect(await fx.emulatedProjects(kept.name)).toBe(0);
+      expect(await fx.emulatedProjects(kept)).toBe(0);
       expect(await stateOf(kept)).toBeNull();
 
       expect((await connect(waiting.id)).status).toBe(200);
@@ -123,7 +124,7 @@ describe("POST /api/backend/managed/disconnect", () => {
   it("succeeds when the backend project was already deleted elsewhere", async () => {
     const project = await fx.newProject();
     await connect(project.id);
-    await fx.db.query("delete from emulator_projects where name = $1", [project.name]);
+    await fx.db.query("delete from emulator_projects where name = $1", [backendProjectName(project)]);
     expect((await disconnect({ projectId: project.id, deleteBackendProject: true })).status).toBe(200);
     expect(await stateOf(project)).toBeNull();
   });
@@ -146,7 +147,7 @@ describe("POST /api/backend/managed/disconnect", () => {
     await running;
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
     expect((await disconnect({ projectId: project.id, deleteBackendProject: true })).status).toBe(200);
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
   });
 
   it("forgets a failed run's backend project once it is deleted, so the next run creates a new one", async () => {
@@ -159,9 +160,9 @@ describe("POST /api/backend/managed/disconnect", () => {
     const failedDeployment = (await getCredentials(fx.db, project.id))!.deploymentUrl;
 
     expect((await disconnect({ projectId: project.id, deleteBackendProject: true })).status).toBe(200);
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
     const state = await enableCloudBackend(project);
     expect(state.deploymentUrl).not.toBe(failedDeployment);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 });

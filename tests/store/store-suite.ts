@@ -12,10 +12,19 @@ import {
   getRunningOperation,
   insertRunningOperation,
   recordSteps,
-  takeOverExpiredOperation,
+  takeOverAbandonedOperation,
+  type LeaseHolder,
 } from "@/lib/store/operations";
+import { registerInstance, renewInstance, type InstanceIdentity } from "@/lib/store/instances";
 import { findUserByTokenHash, getUser } from "@/lib/store/users";
 import { createTestUser } from "../helpers/users";
+
+/** A registered, live instance boot (alive for a minute). */
+async function liveInstance(sql: Sql, instanceId = `i-${crypto.randomUUID()}`): Promise<InstanceIdentity> {
+  const identity = { instanceId, bootId: crypto.randomUUID() };
+  await registerInstance(sql, identity, 60_000);
+  return identity;
+}
 
 /** The store contract: every SQL backend (PGlite, PostgreSQL) must pass it. */
 export function describeStoreSuite(name: string, open: () => Promise<{ sql: Sql; cleanup: () => Promise<void> }>) {
@@ -125,21 +134,22 @@ export function describeStoreSuite(name: string, open: () => Promise<{ sql: Sql;
       expect(await deleteCredentials(sql, project.id)).toBe(false);
     });
 
-    it("journals operations under a lease: one running per project, takeover only after expiry", async () => {
+    it("journals operations under a lease: one running per project, takeover only once abandoned", async () => {
       const { user } = await createTestUser(sql);
       const project = await insertProject(sql, { ownerId: user.id, name: "ops" });
-      const op = await insertRunningOperation(sql, { projectId: project.id, kind: "enable", leaseOwner: "a", leaseMs: 60_000 });
-      await expect(
-        insertRunningOperation(sql, { projectId: project.id, kind: "enable", leaseOwner: "b", leaseMs: 60_000 }),
-      ).rejects.toThrow();
-      expect(await takeOverExpiredOperation(sql, op.id, "b", 60_000)).toBeNull();
+      const holder = async (leaseOwner: string): Promise<LeaseHolder> => ({ leaseOwner, instance: await liveInstance(sql), leaseMs: 60_000 });
+      const op = await insertRunningOperation(sql, { ...(await holder("a")), projectId: project.id, kind: "enable" });
+      expect(op).toMatchObject({ abandoned: false, ownerInstanceId: expect.any(String), ownerBootId: expect.any(String) });
+      await expect(insertRunningOperation(sql, { ...(await holder("b")), projectId: project.id, kind: "enable" })).rejects.toThrow();
+      expect(await takeOverAbandonedOperation(sql, op.id, await holder("b"))).toBeNull();
       expect(await recordSteps(sql, op.id, "a", 60_000, { provisioned: { deploymentName: "d" } })).toBe(true);
       expect(await recordSteps(sql, op.id, "b", 60_000, { injected: true })).toBe(false);
 
       await sql.query("update enable_operations set lease_expires_at = now() - interval '1 second' where id = $1", [op.id]);
+      expect(await getRunningOperation(sql, project.id)).toMatchObject({ id: op.id, abandoned: true });
       const [first, second] = await Promise.all([
-        takeOverExpiredOperation(sql, op.id, "b", 60_000),
-        takeOverExpiredOperation(sql, op.id, "c", 60_000),
+        takeOverAbandonedOperation(sql, op.id, await holder("b")),
+        takeOverAbandonedOperation(sql, op.id, await holder("c")),
       ]);
       const winner = first ?? second;
       expect([first, second].filter(Boolean)).toHaveLength(1);
@@ -149,7 +159,36 @@ export function describeStoreSuite(name: string, open: () => Promise<{ sql: Sql;
       expect(await getRunningOperation(sql, project.id)).toBeNull();
       expect(await getLatestOperation(sql, project.id)).toMatchObject({ status: "failed", errorMessage: "quota" });
       // A new run may start once the previous one ended.
-      await insertRunningOperation(sql, { projectId: project.id, kind: "enable", leaseOwner: "d", leaseMs: 1 });
+      await insertRunningOperation(sql, { ...(await holder("d")), projectId: project.id, kind: "enable" });
+    });
+
+    it("counts a run abandoned as soon as its instance restarted or stopped beating, whatever its lease", async () => {
+      const { user } = await createTestUser(sql);
+      const start = async (instance: InstanceIdentity) => {
+        const project = await insertProject(sql, { ownerId: user.id, name: "owned" });
+        const op = await insertRunningOperation(sql, { leaseOwner: "old", instance, leaseMs: 600_000, projectId: project.id, kind: "enable" });
+        return { project, op };
+      };
+      const taker: LeaseHolder = { leaseOwner: "new", instance: await liveInstance(sql), leaseMs: 600_000 };
+
+      // Same instance id, new boot: the process restarted.
+      const restarted = await liveInstance(sql);
+      const run = await start(restarted);
+      expect((await getRunningOperation(sql, run.project.id))?.abandoned).toBe(false);
+      expect(await takeOverAbandonedOperation(sql, run.op.id, taker)).toBeNull();
+      await registerInstance(sql, { instanceId: restarted.instanceId, bootId: crypto.randomUUID() }, 60_000);
+      expect(await renewInstance(sql, restarted, 60_000)).toBe(false);
+      expect((await getRunningOperation(sql, run.project.id))?.abandoned).toBe(true);
+      expect(await takeOverAbandonedOperation(sql, run.op.id, taker)).toMatchObject({ leaseOwner: "new", ownerBootId: taker.instance.bootId });
+
+      // Heartbeat stopped: its last renewal expired.
+      const silent = await liveInstance(sql);
+      const other = await start(silent);
+      expect(await renewInstance(sql, silent, 60_000)).toBe(true);
+      expect((await getRunningOperation(sql, other.project.id))?.abandoned).toBe(false);
+      await sql.query("update app_instances set expires_at = now() - interval '1 second' where instance_id = $1", [silent.instanceId]);
+      expect((await getRunningOperation(sql, other.project.id))?.abandoned).toBe(true);
+      expect(await takeOverAbandonedOperation(sql, other.op.id, taker)).toMatchObject({ leaseOwner: "new" });
     });
 
     it("rolls back a failed transaction", async () => {
