@@ -1,4 +1,4 @@
-import { getBackendSettings, isManagedModeConfigured, provisionManagedProject, type BackendSettings } from "@/lib/backend";
+import { backendProjectNameFor, getBackendSettings, isManagedModeConfigured, provisionManagedProject, type BackendSettings } from "@/lib/backend";
 import { getConfig } from "@/lib/config";
 import { NotConfiguredError } from "@/lib/errors";
 import { ensureProjectSandbox } from "@/lib/projects";
@@ -38,7 +38,7 @@ export function sandboxSteps(sandbox: Sandbox, projectId: string): Pick<Provisio
 function managedProvision(settings: ManagedSettings, project: Project): ProvisioningPlan["provision"] {
   return (workflow) =>
     provisionManagedProject(
-      { teamScopedToken: settings.teamScopedToken, teamSlug: settings.teamSlug, projectName: project.name },
+      { teamScopedToken: settings.teamScopedToken, teamSlug: settings.teamSlug, projectName: backendProjectNameFor(project.id) },
       { ...settings, ...workflow },
     );
 }

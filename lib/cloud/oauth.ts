@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import {
+  backendProjectNameFor,
   createPkcePair,
   exchangeOAuthCode,
   getBackendSettings,
@@ -206,7 +207,7 @@ async function connectWithCode(db: Sql, userId: string, projectId: string, code:
     kind: "oauth",
     mode: "oauth",
     accessToken,
-    provision: (workflow) => provisionBackendProject({ accessToken, teamSlug, projectName: project.name }, { ...settings, ...workflow }),
+    provision: (workflow) => provisionBackendProject({ accessToken, teamSlug, projectName: backendProjectNameFor(projectId) }, { ...settings, ...workflow }),
     ...sandboxSteps(sandbox, projectId),
   });
 }

@@ -170,7 +170,6 @@ async function execute(
         teamSlug: backend.teamSlug,
         backendProjectId: backend.projectId,
         adminKey: box.encrypt(backend.token, context),
-        ...(backend.warningMessage && { warningMessage: backend.warningMessage }),
       },
     });
   }

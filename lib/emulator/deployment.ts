@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { parseAdminKey } from "@/lib/backend/admin-key";
 import type { EmulatorContext } from "./context";
 import { EmulatorError, authorizationCredential, readJson } from "./http";
 import { applyEnvChanges, findDeployKeyDeployment, findTeamByToken, getEnvVar, listEnvVars, type EmulatorDeployment } from "./store";
@@ -28,6 +27,8 @@ const queryBody = z.object({
 
 /** Key shapes of deployment keys: `dev:<name>|…`, `prod:<name>|…` or a bare `<name>|…` admin key. */
 const DEPLOYMENT_KEY = /^(?:(?:dev|prod):)?([a-z0-9-]+)\|([^|]+)$/;
+/** Project keys, `project:<team>:<project>|<access token>` (research §2.2). */
+const PROJECT_KEY = /^project:([^:|]+):([^:|]+)\|([^|]+)$/;
 
 /** HTTP status of a failed function call, with a `{status: "error", errorMessage}` body (convex `STATUS_CODE_UDF_FAILED`). */
 const UDF_FAILED = 560;
@@ -47,10 +48,11 @@ async function isTeamToken(context: EmulatorContext, token: string, deployment: 
  * token (or an older key issued for the deployment), or the team's access token itself.
  */
 export async function keyOpensDeployment(context: EmulatorContext, key: string, deployment: EmulatorDeployment): Promise<boolean> {
-  const project = parseAdminKey(key);
+  const project = PROJECT_KEY.exec(key);
   if (project) {
-    if (project.teamSlug !== deployment.teamSlug || project.projectSlug !== deployment.projectSlug) return false;
-    return (await isTeamToken(context, project.token, deployment)) || (await findDeployKeyDeployment(context.db, project.token)) === deployment.name;
+    const [, teamSlug, projectSlug, token] = project;
+    if (teamSlug !== deployment.teamSlug || projectSlug !== deployment.projectSlug) return false;
+    return (await isTeamToken(context, token, deployment)) || (await findDeployKeyDeployment(context.db, token)) === deployment.name;
   }
   const scoped = DEPLOYMENT_KEY.exec(key);
   if (scoped) return scoped[1] === deployment.name && (await findDeployKeyDeployment(context.db, scoped[2])) === deployment.name;

@@ -32,7 +32,7 @@ import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { syncUpgradeHandler } from "./sync";
 
-export { createEmulatorTeam } from "./store";
+export { createEmulatorTeam, type EmulatorTeam } from "./store";
 export { EMULATOR_DASHBOARD_PREFIX, EMULATOR_MOUNT_PATH, getEmulatorIdentity, type EmulatorIdentity } from "./identity";
 export type { FaultRule } from "./faults";
 
@@ -56,8 +56,8 @@ export interface EmulatorOptions {
 export interface Emulator {
   /** Answers one request addressed below the mount path (management API, OAuth, admin). */
   handle(request: Request): Promise<Response>;
-  /** Reopens the listeners of the deployments in the store (server start); returns how many listen. */
-  restoreDeployments(): Promise<number>;
+  /** Server start: creates the built-in team if needed and reopens the listeners of the stored deployments. */
+  start(): Promise<{ team: EmulatorTeam; deployments: number }>;
   /** Closes every deployment listener this emulator opened. */
   close(): Promise<void>;
   /** Queued fault rules (management and deployment requests); in-process shortcut for `POST <mount>/_admin/faults`. */
@@ -227,7 +227,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
   return {
     handle,
-    restoreDeployments: async () => listeners.restore((await context()).db),
+    start: async () => {
+      const current = await context();
+      return { team: current.builtInTeam, deployments: await listeners.restore(current.db) };
+    },
     close: () => listeners.close(),
     faults,
     identity,

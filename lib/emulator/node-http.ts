@@ -34,7 +34,7 @@ async function toRequest(req: http.IncomingMessage, origin: string, signal: Abor
 
 async function writeResponse(res: http.ServerResponse, response: Response): Promise<void> {
   const body = Buffer.from(await response.arrayBuffer());
-  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.writeHead(response.status, { ...Object.fromEntries(response.headers), "content-length": String(body.length) });
   res.end(body);
 }
 

@@ -1,10 +1,31 @@
-import { getConfig } from "@/lib/config";
+import { getConfig, type Config } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
+import { closeDefaultEmulator, EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
 import { announceSignInLink } from "@/lib/session/announce";
 import { log } from "@/lib/log";
 import { closeStore, getStore } from "@/lib/store";
 
-/** Server start: open and migrate the store, seed the demo on first start, close on shutdown. */
+/**
+ * Local mode: reopens the emulated deployments' listeners and prints the built-in team's
+ * credentials, so users can point their own tools (`@convex-dev/platform`, the `convex` CLI) at it.
+ */
+async function startEmulator(config: Config): Promise<void> {
+  const emulator = getDefaultEmulator();
+  const { team, deployments } = await emulator.start();
+  // Printed deliberately, like the demo token: this is the local emulator's own credential.
+  console.log(
+    [
+      "",
+      `  Local backend emulator (${deployments} deployment${deployments === 1 ? "" : "s"} listening).`,
+      `    CONVEX_PROVISION_HOST=${config.PUBLIC_BASE_URL}${EMULATOR_MOUNT_PATH}`,
+      `    Team token: ${emulator.identity.teamToken}`,
+      `    Team id: ${team.id}  (slug ${team.slug})`,
+      "",
+    ].join("\n"),
+  );
+}
+
+/** Server start: open and migrate the store, seed the demo on first start, start the local emulator, close on shutdown. */
 export async function startServer(): Promise<void> {
   const config = getConfig();
   const db = await getStore();
@@ -26,8 +47,11 @@ export async function startServer(): Promise<void> {
     }
     await announceSignInLink(db, config);
   }
+  if (config.BACKEND_PROVIDER === "local") await startEmulator(config);
   const shutdown = () => {
-    void closeStore().finally(() => process.exit(0));
+    void closeDefaultEmulator()
+      .then(closeStore)
+      .finally(() => process.exit(0));
   };
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);
