@@ -31,7 +31,7 @@ describe("enable on PostgreSQL", () => {
     const project = await fx.newProject();
     const states = await Promise.all(Array.from({ length: 20 }, () => enableCloudBackend(project, { pollMs: 20 })));
     expect(new Set(states.map((state) => state.deploymentUrl)).size).toBe(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
     expect((await getProject(fx.db, project.id))?.backendProject).toMatchObject({ kind: "connected" });
   });
 
@@ -46,7 +46,7 @@ describe("enable on PostgreSQL", () => {
     await fx.db.query("update enable_operations set lease_expires_at = now() - interval '1 second' where project_id = $1", [project.id]);
     const states = await Promise.all(Array.from({ length: 5 }, () => enableCloudBackend(project, { pollMs: 20 })));
     expect(new Set(states.map((state) => state.deploymentUrl)).size).toBe(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
     const { rows } = await fx.db.query<{ status: string }>("select status from enable_operations where project_id = $1", [project.id]);
     expect(rows.map((row) => row.status)).toEqual(["succeeded"]);
   });

@@ -37,7 +37,7 @@ describe("POST /api/cloud/enable", () => {
     const text = await response.text();
     expect(response.status).toBe(200);
     const body = JSON.parse(text);
-    expect(body).toEqual({ success: true, deploymentUrl: expect.stringContaining("/emulator/deployments/") });
+    expect(body).toEqual({ success: true, deploymentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
 
     const sandbox = await fx.sandboxOf(project);
     expect(JSON.parse(await sandbox.files.read(`${APP_DIR}/backend.json`))).toEqual({ functions: "backend/" });
@@ -57,14 +57,15 @@ describe("POST /api/cloud/enable", () => {
 
     const credentials = await getCredentials(fx.db, project.id);
     expect(credentials).toMatchObject({ mode: "managed", deploymentUrl: body.deploymentUrl, backendProjectId: expect.any(Number) });
-    expect(credentials!.adminKey).toMatch(/^project:[^:]+:[^|]+\|.+/);
+    // The v1 deploy key of the deployment (`dev:<deployment>|…`), never the team token.
+    expect(credentials!.adminKey).toMatch(new RegExp(`^dev:${credentials!.deploymentName}\\|.+`));
     const raw = await fx.db.query("select * from backend_project_credentials where project_id = $1", [project.id]);
     expect(JSON.stringify(raw.rows)).not.toContain(credentials!.adminKey.split("|")[1]);
     expect(text).not.toContain(credentials!.adminKey.split("|")[1]);
 
     expect(await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE)).toHaveLength(1);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("returns the stored URL and does nothing else when already connected", async () => {
@@ -75,7 +76,7 @@ describe("POST /api/cloud/enable", () => {
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual(first);
     expect((await getLatestOperation(fx.db, project.id))?.id).toBe(operation?.id);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("answers 503 before touching anything when the team token or slug is missing", async () => {
@@ -113,21 +114,22 @@ describe("POST /api/cloud/enable", () => {
     const body = await response.json();
     expect(body.error.message).toContain("ProjectQuotaReached");
     expect(await stateOf(project)).toEqual({ kind: "failed", errorMessage: body.error.message });
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
   });
 
   it("records failed on a 5xx and a retry reuses the project already created", async () => {
     const project = await fx.newProject();
-    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 500 });
+    // Every attempt of the retried call fails (3 attempts).
+    fx.emulator.emulator.faults.add({ path: "create_deploy_key", status: 500, times: 3 });
     const failed = await enable(project.id);
     expect(failed.status).toBe(502);
     expect(await stateOf(project)).toMatchObject({ kind: "failed", errorMessage: expect.any(String) });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
 
     const retried = await enable(project.id);
     expect(retried.status).toBe(200);
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("provisions once for 20 concurrent enables", async () => {
@@ -136,7 +138,7 @@ describe("POST /api/cloud/enable", () => {
     const bodies = await Promise.all(responses.map((response) => response.json()));
     expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
     expect(new Set(bodies.map((body) => body.deploymentUrl)).size).toBe(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
     const sandbox = await fx.sandboxOf(project);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
   });
@@ -160,6 +162,6 @@ describe("POST /api/cloud/enable", () => {
     const response = await enable(project.id);
     expect(response.status).toBe(200);
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 });

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { backendProjectNameFor } from "@/lib/backend";
 import { reloadConfig } from "@/lib/config";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
 import { createProject } from "@/lib/projects";
@@ -33,9 +34,9 @@ export async function startCloudFixture(env: Record<string, string> = {}) {
     async sandboxOf(project: Project) {
       return getSandboxProvider().connect(project.sandboxId!);
     },
-    /** Backend projects the emulator created under this name. */
-    async emulatedProjects(name: string): Promise<number> {
-      const { rows } = await db.query<{ count: number }>("select count(*)::int as count from emulator_projects where name = $1", [name]);
+    /** Backend projects the emulator created for this project (under its deterministic backend name). */
+    async emulatedProjects(project: Project): Promise<number> {
+      const { rows } = await db.query<{ count: number }>("select count(*)::int as count from emulator_projects where name = $1", [backendProjectNameFor(project.id)]);
       return rows[0].count;
     },
     async close() {

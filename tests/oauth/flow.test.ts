@@ -67,7 +67,7 @@ describe("OAuth connect, end to end over HTTP", () => {
     expect(done.status).toBe(200);
 
     const state = await stateOf(project);
-    expect(state).toMatchObject({ kind: "connected", teamSlug: "local-team", deploymentUrl: expect.stringContaining("/emulator/deployments/") });
+    expect(state).toMatchObject({ kind: "connected", teamSlug: "local-team", deploymentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
     const credentials = await getCredentials(fx.db, project.id);
     expect(credentials).toMatchObject({ mode: "oauth", userId: fx.owner.user.id, backendProjectId: expect.any(Number) });
     expect(credentials!.accessToken).toMatch(/^team:local-team\|.+/);
@@ -80,7 +80,7 @@ describe("OAuth connect, end to end over HTTP", () => {
     expect(await sandbox.files.read(`${APP_DIR}/.env.local`)).toBe(`APP_PUBLIC_BACKEND_URL=${credentials!.deploymentUrl}\n`);
     expect((await sandbox.commands.run("git log -1 --format=%s", { cwd: APP_DIR })).stdout).toBe("Enable Convex cloud backend\n");
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("answers 400 to a tampered state and provisions nothing; the genuine state still works", async () => {
@@ -98,7 +98,7 @@ describe("OAuth connect, end to end over HTTP", () => {
       expect(errorOf(page)).toMatchObject({ code: "invalid_oauth_state", message: expect.stringContaining("not one this service issued") });
     }
     expect(await stateOf(project)).toBeNull();
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
 
     expect((await ownerBrowser().visit(callback.toString())).url).toBe(`${dashboardOf(project)}?backend=connected`);
   });
@@ -110,7 +110,7 @@ describe("OAuth connect, end to end over HTTP", () => {
     const replay = await ownerBrowser().visit(callback.toString());
     expect(replay.status).toBe(400);
     expect(errorOf(replay).message).toContain("already used");
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("refuses an expired state", async () => {
@@ -122,7 +122,7 @@ describe("OAuth connect, end to end over HTTP", () => {
     expect(page.status).toBe(400);
     expect(errorOf(page)).toMatchObject({ code: "invalid_oauth_state", message: expect.stringContaining("expired") });
     expect(await stateOf(project)).toBeNull();
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
   });
 
   it("refuses another user's state without using it up, and asks for authentication", async () => {
@@ -151,7 +151,7 @@ describe("OAuth connect, end to end over HTTP", () => {
     expect(landed.searchParams.get("backend_error")).toBe("access_denied");
     expect(landed.searchParams.get("backend_error_message")).toContain("denied");
     expect(await stateOf(project)).toBeNull();
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
     expect((await ownerBrowser().visit(callback.toString())).status).toBe(400);
   });
 
@@ -199,6 +199,6 @@ describe("OAuth connect, end to end over HTTP", () => {
     expect(await stateOf(project)).toBeNull();
     expect(await getCredentials(fx.db, project.id)).toBeNull();
     expect(await findProcessesByRole(await fx.sandboxOf(project), BACKEND_DEV_SERVER_ROLE)).toHaveLength(0);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 });

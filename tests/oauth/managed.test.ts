@@ -48,7 +48,7 @@ describe("POST /api/backend/managed/connect", () => {
     const body = await response.json();
     expect(body).toEqual({
       success: true,
-      deploymentUrl: expect.stringContaining("/emulator/deployments/"),
+      deploymentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       deploymentName: expect.any(String),
       projectSlug: expect.any(String),
       teamSlug: "local-team",
@@ -60,7 +60,7 @@ describe("POST /api/backend/managed/connect", () => {
     expect(await sandbox.files.exists(`${APP_DIR}/.env.local`)).toBe(false);
 
     expect(await (await connect(project.id)).json()).toEqual(body);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 
   it("answers 404 for someone else's project and 400 for a bad body", async () => {
@@ -75,18 +75,20 @@ describe("POST /api/backend/managed/connect", () => {
 });
 
 describe("POST /api/backend/managed/disconnect", () => {
-  it("round-trips: disconnect clears state and credentials, a new connect provisions afresh", async () => {
+  it("round-trips: disconnect clears state and credentials, a new connect adopts the kept backend project with a fresh key", async () => {
     const project = await fx.newProject();
     const first = await (await connect(project.id)).json();
+    const firstKey = (await getCredentials(fx.db, project.id))!.adminKey;
     expect(await (await disconnect({ projectId: project.id })).json()).toEqual({ success: true });
     expect(await stateOf(project)).toBeNull();
     expect(await getCredentials(fx.db, project.id)).toBeNull();
     expect(await (await disconnect({ projectId: project.id })).json()).toEqual({ success: true });
 
     const second = await (await connect(project.id)).json();
-    expect(second.deploymentUrl).not.toBe(first.deploymentUrl);
-    // Without deleteBackendProject the first backend project is kept.
-    expect(await fx.emulatedProjects(project.name)).toBe(2);
+    // Without deleteBackendProject the first backend project is kept; its deterministic name finds it again.
+    expect(second.deploymentUrl).toBe(first.deploymentUrl);
+    expect(await fx.emulatedProjects(project)).toBe(1);
+    expect((await getCredentials(fx.db, project.id))!.adminKey).not.toBe(firstKey);
   });
 
   it("stops the backend dev server of an enabled project and keeps the app running", async () => {
@@ -110,7 +112,7 @@ describe("POST /api/backend/managed/disconnect", () => {
       expect((await full.json()).error.code).toBe("project_quota_reached");
 
       expect(await (await disconnect({ projectId: kept.id, deleteBackendProject: true })).json()).toEqual({ success: true });
-      expect(await fx.emulatedProjects(kept.name)).toBe(0);
+      expect(await fx.emulatedProjects(kept)).toBe(0);
       expect(await stateOf(kept)).toBeNull();
 
       expect((await connect(waiting.id)).status).toBe(200);
@@ -146,7 +148,7 @@ describe("POST /api/backend/managed/disconnect", () => {
     await running;
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
     expect((await disconnect({ projectId: project.id, deleteBackendProject: true })).status).toBe(200);
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
   });
 
   it("forgets a failed run's backend project once it is deleted, so the next run creates a new one", async () => {
@@ -159,9 +161,9 @@ describe("POST /api/backend/managed/disconnect", () => {
     const failedDeployment = (await getCredentials(fx.db, project.id))!.deploymentUrl;
 
     expect((await disconnect({ projectId: project.id, deleteBackendProject: true })).status).toBe(200);
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
     const state = await enableCloudBackend(project);
     expect(state.deploymentUrl).not.toBe(failedDeployment);
-    expect(await fx.emulatedProjects(project.name)).toBe(1);
+    expect(await fx.emulatedProjects(project)).toBe(1);
   });
 });
