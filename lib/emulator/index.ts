@@ -51,6 +51,21 @@ export interface EmulatorOptions {
   projectQuota?: number;
   /** Clock for OAuth code expiry. @default () => new Date() */
   now?: () => Date;
+  /** Called after every answered request with both sides of the exchange (contract tests). */
+  onExchange?: (exchange: EmulatorExchange) => void;
+}
+
+/** One request and its answer, as the emulator saw them. */
+export interface EmulatorExchange {
+  /** Which API answered: the management mount or a deployment's listener. */
+  api: "management" | "deployment";
+  method: string;
+  /** Below the mount (management) or from the deployment's root. */
+  path: string;
+  query: URLSearchParams;
+  requestBody: string;
+  status: number;
+  responseBody: string;
 }
 
 export interface Emulator {
@@ -191,8 +206,25 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     throw new EmulatorError(404, "NotFound", "Unknown admin endpoint.");
   }
 
+  /** {@link respond}, reporting the exchange to `options.onExchange`. */
+  async function answer(api: EmulatorExchange["api"], request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
+    if (!options.onExchange) return respond(request, path, run);
+    const copy = request.clone();
+    const response = await respond(request, path, run);
+    options.onExchange({
+      api,
+      method: request.method,
+      path,
+      query: new URL(request.url).searchParams,
+      requestBody: await copy.text(),
+      status: response.status,
+      responseBody: await response.clone().text(),
+    });
+    return response;
+  }
+
   /** Fault injection, then the handler; emulator errors become `{code, message}` answers. */
-  async function answer(request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
+  async function respond(request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
     try {
       const fault = headerFault(request) ?? faults.take(path);
       const injected = fault && (await applyFault(fault, request.signal));
@@ -208,8 +240,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const url = new URL(request.url);
     if (!url.pathname.startsWith(`${EMULATOR_MOUNT_PATH}/`)) return errorBody(404, "NotFound", "Not an emulator path.");
     const path = url.pathname.slice(EMULATOR_MOUNT_PATH.length);
-    if (path.startsWith("/_admin/")) return answer(request, path, () => administer(request, path));
-    return answer(request, path, async () => {
+    if (path.startsWith("/_admin/")) return answer("management", request, path, () => administer(request, path));
+    return answer("management", request, path, async () => {
       const found = findRoute(MANAGEMENT_ROUTES, request.method, path);
       return found instanceof Response ? found : found.route.handler(request, await context(), ...found.params);
     });
@@ -217,7 +249,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
   function handleDeployment(name: string, request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
-    return answer(request, path, async () => {
+    return answer("deployment", request, path, async () => {
       const found = findRoute(DEPLOYMENT_ROUTES, request.method, path);
       if (found instanceof Response) return found;
       const { context: current, deployment } = await deploymentContext(name);

@@ -1,8 +1,13 @@
 import type { ManagedProjectInput } from "@/lib/backend";
 import type { EmulatorOptions } from "@/lib/emulator";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
+import { contractRecorder } from "../contract/openapi";
 
-/** An emulator served over loopback HTTP, plus the client options and team credentials that reach it. */
+/**
+ * An emulator served over loopback HTTP, plus the client options and team credentials that reach
+ * it. Every exchange is checked against the OpenAPI documents; `server.close()` fails the test
+ * file when one broke the contract.
+ */
 export interface TestEmulator {
   server: EmulatorServer;
   /** Management-API options pointing at the emulator. */
@@ -13,10 +18,15 @@ export interface TestEmulator {
 }
 
 export async function startTestEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
-  const server = await startEmulatorServer(options);
+  const contract = contractRecorder();
+  const server = await startEmulatorServer({ ...options, onExchange: contract.onExchange });
   const { identity } = server.emulator;
+  const close = async () => {
+    await server.close();
+    contract.verify();
+  };
   return {
-    server,
+    server: { ...server, close },
     management: { provisionHost: server.baseUrl, timeoutMs: 10_000 },
     dashboard: { dashboardHost: server.dashboardUrl },
     team: { teamScopedToken: identity.teamToken, teamSlug: identity.teamSlug },

@@ -5,6 +5,7 @@ import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server"
 import { createProject } from "@/lib/projects";
 import { getSandboxProvider, resetSandboxProvider } from "@/lib/sandbox";
 import { getStore, type Sql } from "@/lib/store";
+import { contractRecorder } from "../contract/openapi";
 import type { Project } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
 
@@ -15,7 +16,8 @@ import { createTestUser } from "../helpers/users";
  */
 export async function startCloudFixture(env: Record<string, string> = {}) {
   const db = await getStore();
-  const emulator = await startEmulatorServer();
+  const contract = contractRecorder();
+  const emulator = await startEmulatorServer({ onExchange: contract.onExchange });
   Object.assign(process.env, { BACKEND_PROVIDER: "local", PROVISION_HOST: emulator.baseUrl, ...env });
   reloadConfig();
   resetSandboxProvider();
@@ -42,6 +44,7 @@ export async function startCloudFixture(env: Record<string, string> = {}) {
     async close() {
       for (const id of sandboxes) await getSandboxProvider().kill(id);
       await emulator.close();
+      contract.verify();
     },
   };
 }
