@@ -206,6 +206,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     throw new EmulatorError(404, "NotFound", "Unknown admin endpoint.");
   }
 
+  /** A queued or per-request fault's answer, else the handler's. */
+  async function withFaults(request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
+    const fault = headerFault(request) ?? faults.take(path);
+    const injected = fault && (await applyFault(fault, request.signal));
+    return injected || run();
+  }
+
   /** {@link respond}, reporting the exchange to `options.onExchange`. */
   async function answer(api: EmulatorExchange["api"], request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
     if (!options.onExchange) return respond(request, path, run);
@@ -223,12 +230,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     return response;
   }
 
-  /** Fault injection, then the handler; emulator errors become `{code, message}` answers. */
+  /** Runs the handler; emulator errors become `{code, message}` answers. */
   async function respond(request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
     try {
-      const fault = headerFault(request) ?? faults.take(path);
-      const injected = fault && (await applyFault(fault, request.signal));
-      return injected || (await run());
+      return await run();
     } catch (error) {
       if (error instanceof EmulatorError) return errorBody(error.status, error.code, error.message);
       log.error("emulator request failed", { path, error });
@@ -241,20 +246,24 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     if (!url.pathname.startsWith(`${EMULATOR_MOUNT_PATH}/`)) return errorBody(404, "NotFound", "Not an emulator path.");
     const path = url.pathname.slice(EMULATOR_MOUNT_PATH.length);
     if (path.startsWith("/_admin/")) return answer("management", request, path, () => administer(request, path));
-    return answer("management", request, path, async () => {
-      const found = findRoute(MANAGEMENT_ROUTES, request.method, path);
-      return found instanceof Response ? found : found.route.handler(request, await context(), ...found.params);
-    });
+    return answer("management", request, path, () =>
+      withFaults(request, path, async () => {
+        const found = findRoute(MANAGEMENT_ROUTES, request.method, path);
+        return found instanceof Response ? found : found.route.handler(request, await context(), ...found.params);
+      }),
+    );
   }
 
   function handleDeployment(name: string, request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
-    return answer("deployment", request, path, async () => {
-      const found = findRoute(DEPLOYMENT_ROUTES, request.method, path);
-      if (found instanceof Response) return found;
-      const { context: current, deployment } = await deploymentContext(name);
-      return found.route.handler(request, current, deployment);
-    });
+    return answer("deployment", request, path, () =>
+      withFaults(request, path, async () => {
+        const found = findRoute(DEPLOYMENT_ROUTES, request.method, path);
+        if (found instanceof Response) return found;
+        const { context: current, deployment } = await deploymentContext(name);
+        return found.route.handler(request, current, deployment);
+      }),
+    );
   }
 
   return {
