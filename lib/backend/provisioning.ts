@@ -161,10 +161,11 @@ export interface ProvisionWorkflowOptions extends ManagementApiOptions, RetryOpt
  * The project named `projectName` when it already exists on the team: only for slug-shaped names
  * (their own slug, e.g. from {@link backendProjectNameFor}), and only when the names match exactly.
  */
-async function findOwnProject(input: TokenInput & { teamId: number; teamSlug: string; projectName: string }, options: ManagementApiOptions): Promise<CreateProjectResponse | null> {
+async function findOwnProject(input: TokenInput & { teamSlug: string; projectName: string }, options: ManagementApiOptions): Promise<CreateProjectResponse | null> {
   if (!SLUG_SHAPED.test(input.projectName)) return null;
-  const found = await findBackendProjectBySlug({ bearerToken: input.bearerToken, team: input.teamId, projectSlug: input.projectName }, options);
-  return found && found.projectName === input.projectName ? { projectSlug: found.projectSlug, projectId: found.projectId, teamSlug: input.teamSlug } : null;
+  // By team slug: a slug that is not the token's team answers TeamNotFound instead of misfiling the project.
+  const found = await findBackendProjectBySlug({ bearerToken: input.bearerToken, team: input.teamSlug, projectSlug: input.projectName }, options);
+  return found && found.projectName === input.projectName ? { projectSlug: found.projectSlug, projectId: found.projectId, teamSlug: found.teamSlug } : null;
 }
 
 /**
@@ -192,7 +193,7 @@ export async function provisionProjectWithToken(
     const teamId = await withRetries("read the token details", () => getTokenTeamId(input, options), retry);
     created = await withRetries(
       "create project",
-      async () => (await findOwnProject({ ...input, teamId }, options)) ?? createProjectWithToken({ ...input, teamId, deploymentType: "dev" }, options),
+      async () => (await findOwnProject(input, options)) ?? createProjectWithToken({ ...input, teamId, deploymentType: "dev" }, options),
       retry,
     );
     await options.onProjectCreated?.(created);
