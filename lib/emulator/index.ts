@@ -207,8 +207,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   }
 
   /** A queued or per-request fault's answer, else the handler's. */
-  async function withFaults(request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
-    const fault = headerFault(request) ?? faults.take(path);
+  async function withFaults(api: EmulatorExchange["api"], request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
+    const fault = headerFault(request) ?? faults.take(path, api);
     const injected = fault && (await applyFault(fault, request.signal));
     return injected || run();
   }
@@ -247,7 +247,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const path = url.pathname.slice(EMULATOR_MOUNT_PATH.length);
     if (path.startsWith("/_admin/")) return answer("management", request, path, () => administer(request, path));
     return answer("management", request, path, () =>
-      withFaults(request, path, async () => {
+      withFaults("management", request, path, async () => {
         const found = findRoute(MANAGEMENT_ROUTES, request.method, path);
         return found instanceof Response ? found : found.route.handler(request, await context(), ...found.params);
       }),
@@ -257,7 +257,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   function handleDeployment(name: string, request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
     return answer("deployment", request, path, () =>
-      withFaults(request, path, async () => {
+      withFaults("deployment", request, path, async () => {
         const found = findRoute(DEPLOYMENT_ROUTES, request.method, path);
         if (found instanceof Response) return found;
         const { context: current, deployment } = await deploymentContext(name);

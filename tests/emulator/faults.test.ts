@@ -84,11 +84,18 @@ describe("FaultController", () => {
     const faults = new FaultController();
     faults.add({ path: "query", status: 500, times: 2 });
     faults.add({ status: 429 });
-    expect(faults.take("/api/query")?.status).toBe(500);
-    expect(faults.take("/v1/teams/1/create_project")?.status).toBe(429);
-    expect(faults.take("/v1/teams/1/create_project")).toBeUndefined();
-    expect(faults.take("/api/query")?.status).toBe(500);
-    expect(faults.take("/api/query")).toBeUndefined();
+    expect(faults.take("/api/query", "deployment")?.status).toBe(500);
+    expect(faults.take("/v1/teams/1/create_project", "management")?.status).toBe(429);
+    expect(faults.take("/v1/teams/1/create_project", "management")).toBeUndefined();
+    expect(faults.take("/api/query", "deployment")?.status).toBe(500);
+    expect(faults.take("/api/query", "deployment")).toBeUndefined();
     expect(() => faults.add({ status: 200 })).toThrow();
+  });
+
+  it("matches by API when the rule names one", () => {
+    const faults = new FaultController();
+    faults.add({ api: "management", status: 503, times: 2 });
+    expect(faults.take("/api/v1/list_environment_variables", "deployment")).toBeUndefined();
+    expect(faults.take("/v1/token_details", "management")?.status).toBe(503);
   });
 });
