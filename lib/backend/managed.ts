@@ -42,7 +42,7 @@ export function provisionManagedDeployment(
  */
 export function provisionManagedProject(input: ManagedProjectInput, options?: ProvisionWorkflowOptions): Promise<ProvisionedBackendProject> {
   const { teamScopedToken, ...rest } = input;
-  return provisionProjectWithToken({ bearerToken: teamScopedToken, ...rest }, options);
+  return provisionProjectWithToken({ bearerToken: teamScopedToken, owner: "platform", ...rest }, options);
 }
 
 /**

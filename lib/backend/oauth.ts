@@ -115,5 +115,5 @@ export function createBackendProject(
  */
 export function provisionBackendProject(input: BackendProjectInput, options?: ProvisionWorkflowOptions): Promise<ProvisionedBackendProject> {
   const { accessToken, ...rest } = input;
-  return provisionProjectWithToken({ bearerToken: accessToken, ...rest }, options);
+  return provisionProjectWithToken({ bearerToken: accessToken, owner: "user", ...rest }, options);
 }

@@ -184,7 +184,10 @@ export function backendProjectNameFor(productProjectId: string): string {
  * retried create looks the project up again first, so a lost answer does not create two.
  */
 export async function provisionProjectWithToken(
-  input: Omit<CreateProjectInput, "deploymentType">,
+  input: Omit<CreateProjectInput, "deploymentType"> & {
+    /** Whose token the bearer is: the platform's (managed; a key carrying it is refused) or the user's own OAuth token. */
+    owner: "platform" | "user";
+  },
   options: ProvisionWorkflowOptions = {},
 ): Promise<ProvisionedBackendProject> {
   const retry = { ...options, backoffFactor: options.backoffFactor ?? 2 };
@@ -208,7 +211,7 @@ export async function provisionProjectWithToken(
     teamSlug: project.teamSlug,
     projectSlug: project.projectSlug,
     deploymentName: deployment.deploymentName,
-    bearerToken: input.bearerToken,
+    ...(input.owner === "platform" && { platformToken: input.bearerToken }),
   });
   return {
     token,

@@ -209,13 +209,15 @@ describe("OAuth requests", () => {
     });
   });
 
-  it("creates and provisions with the user's access token as Bearer", async () => {
-    server.use(tokenDetails, noSuchProject(), createProject(), createDeployKey());
+  it("creates and provisions with the user's access token as Bearer; a deploy key built from that token is kept", async () => {
+    // The hosted API makes an OAuth-granted deploy key from the granted token itself.
+    const oauthKey = "dev:happy-animal-123|team:acme|user-token";
+    server.use(tokenDetails, noSuchProject(), createProject(), createDeployKey(API, oauthKey));
     await createBackendProject({ accessToken: "team:acme|user-token", teamSlug: "acme", projectName: "Mine", deploymentType: "prod" });
     expect(seen[1].body).toBe(JSON.stringify({ projectName: "Mine", deploymentType: "prod" }));
     const project = await provisionBackendProject({ accessToken: "team:acme|user-token", teamSlug: "acme", projectName: "app-0001" });
     expect(new Set(seen.map((request) => request.headers.authorization))).toEqual(new Set(["Bearer team:acme|user-token"]));
-    expect(project.token).toBe(DEPLOY_KEY);
+    expect(project.token).toBe(oauthKey);
   });
 });
 
