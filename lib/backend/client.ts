@@ -31,7 +31,7 @@ export interface BackendRequestOptions {
   signal?: AbortSignal;
 }
 
-/** Options of calls to the management API (`/api/...`, `/v1/...`, `/oauth/token`). */
+/** Options of calls to the management API (`/v1/...`, `/oauth/token`). */
 export interface ManagementApiOptions extends BackendRequestOptions {
   /**
    * Management API host, without a trailing slash.
@@ -171,17 +171,16 @@ export type DeploymentClient = ReturnType<typeof createDeploymentClient>;
  * and the request options to pass it (the configured host's `/v1` base URL and our transport).
  */
 export function callManagement<T>(
-  call: { operation: string; bearerToken: string; secrets?: readonly string[] },
+  call: { operation: string; bearerToken: string },
   options: ManagementApiOptions,
   send: (client: ManagementClient, init: CallTransport & { baseUrl: string }) => Promise<PlatformAnswer<T>>,
 ): Promise<T> {
   const client = createManagementClient(call.bearerToken);
   const baseUrl = joinUrl(options.provisionHost ?? DEFAULT_PROVISION_HOST, "/v1");
-  const secrets = [...secretVariants(call.bearerToken), ...(call.secrets ?? [])];
-  return callPlatform({ operation: call.operation, secrets }, options, (transport) => send(client, { ...transport, baseUrl }));
+  return callPlatform({ operation: call.operation, secrets: secretVariants(call.bearerToken) }, options, (transport) => send(client, { ...transport, baseUrl }));
 }
 
-/** One v1 deployment-API call (`<deploymentUrl>/api/v1/...`) with `Authorization: Convex <key>`. */
+/** One v1 deployment-API call (`<deploymentUrl>/api/v1/...`) with `Authorization: Convex <key>`; `secrets` are secret values in the body. */
 export function callDeployment<T>(
   call: { operation: string; target: DeploymentTarget; secrets?: readonly string[] },
   options: BackendRequestOptions,

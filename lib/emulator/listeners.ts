@@ -36,6 +36,20 @@ export class DeploymentListeners {
     return deploymentUrlForPort((await server).port);
   }
 
+  /**
+   * The deployment's URL for an answer: its listener is opened if needed, but a stored port that
+   * cannot be opened here (another emulator in this process serves it) still names the URL.
+   */
+  async urlOf(db: SqlExecutor, deployment: EmulatorDeployment): Promise<string> {
+    try {
+      return await this.ensure(db, deployment);
+    } catch (error) {
+      if (deployment.port === null) throw error;
+      log.debug("emulated deployment served elsewhere", { deployment: deployment.name, port: deployment.port });
+      return deploymentUrlForPort(deployment.port);
+    }
+  }
+
   private async start(db: SqlExecutor, deployment: EmulatorDeployment): Promise<LoopbackServer> {
     const service = this.serve(deployment.name);
     const server = await listenOnLoopback(deployment.port ?? 0, (request) => service.handle(request), service.upgrade);

@@ -137,7 +137,7 @@ async function deploymentResponse(context: EmulatorContext, deployment: Emulator
     region: DEPLOYMENT_REGION,
     isDefault: true,
     reference: deployment.name,
-    deploymentUrl: await context.listeners.ensure(context.db, deployment),
+    deploymentUrl: await context.listeners.urlOf(context.db, deployment),
     class: DEPLOYMENT_CLASS,
   };
 }
@@ -189,7 +189,7 @@ export async function createProject(request: Request, context: EmulatorContext, 
     projectId,
     id: projectId,
     slug,
-    ...(deployment && { deploymentName: deployment.name, deploymentUrl: await context.listeners.ensure(context.db, deployment) }),
+    ...(deployment && { deploymentName: deployment.name, deploymentUrl: await context.listeners.urlOf(context.db, deployment) }),
   });
 }
 

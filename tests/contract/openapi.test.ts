@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { EmulatorExchange } from "@/lib/emulator";
+import { createEmulator, type EmulatorExchange } from "@/lib/emulator";
 import { checkExchange } from "./openapi";
 
 /** The contract check itself: it must catch what it is there to catch. */
@@ -41,5 +41,16 @@ describe("OpenAPI contract check", () => {
   it("requires the hosted error shape {code, message} on failures", () => {
     expect(checkExchange(exchange({ status: 401, responseBody: JSON.stringify({ code: "AccessTokenInvalid", message: "m" }) }))).toEqual([]);
     expect(checkExchange(exchange({ status: 401, responseBody: JSON.stringify({ error: "nope" }) }))).toEqual([expect.stringContaining("is not {code, message}")]);
+  });
+
+  it("sees what the emulator answers: both sides of each exchange reach onExchange", async () => {
+    const seen: EmulatorExchange[] = [];
+    const emulator = createEmulator({ onExchange: (item) => seen.push(item) });
+    await emulator.handle(new Request("http://127.0.0.1/emulator/v1/token_details?x=1", { headers: { authorization: `Bearer ${emulator.identity.teamToken}` } }));
+    expect(seen).toEqual([
+      { api: "management", method: "GET", path: "/v1/token_details", query: new URLSearchParams("x=1"), requestBody: "", status: 200, responseBody: expect.stringContaining('"teamToken"') },
+    ]);
+    expect(checkExchange(seen[0])).toEqual(["management GET /v1/token_details: undocumented query parameter x"]);
+    await emulator.close();
   });
 });

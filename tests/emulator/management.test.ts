@@ -72,6 +72,19 @@ describe("emulated v1 management API", () => {
     expect(await (await get(`/v1/projects/${created.id}/list_deployments?deploymentType=prod`)).json()).toEqual([prod]);
   });
 
+  it("several emulators in one process on one store: each serves its own deployments, the others keep their URLs", async () => {
+    const second = emulatorClient();
+    const { created, deployKey } = await provision("shared");
+    const seen = await (await second.call(`/v1/deployments/${created.deploymentName}`, { headers: { authorization: teamBearer } })).json();
+    expect(seen.deploymentUrl).toBe(created.deploymentUrl);
+    const own = await second.provision("second-own");
+    expect(own.created.deploymentUrl).not.toBe(created.deploymentUrl);
+    await second.close();
+    const stillServed = await fetch(`${created.deploymentUrl}/api/v1/list_environment_variables`, { headers: { authorization: `Convex ${deployKey}` } });
+    expect(stillServed.status).toBe(200);
+    await expect(fetch(`${own.created.deploymentUrl}/api/v1/list_environment_variables`)).rejects.toThrow();
+  });
+
   it("create_deploy_key: a fresh dev:<deployment>|… key per call", async () => {
     const { created, deployKey } = await provision("Keys");
     expect(deployKey).toMatch(new RegExp(`^dev:${created.deploymentName}\\|[A-Za-z0-9_-]+$`));
