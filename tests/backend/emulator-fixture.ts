@@ -1,6 +1,7 @@
 import type { ManagedProjectInput } from "@/lib/backend";
 import type { EmulatorOptions } from "@/lib/emulator";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
+import { getStore } from "@/lib/store";
 import { contractRecorder } from "../contract/openapi";
 
 /**
@@ -18,6 +19,8 @@ export interface TestEmulator {
 }
 
 export async function startTestEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
+  // Open (and migrate) the store first, so a test's first call does not pay for it within its timeout.
+  await (options.db ?? getStore());
   const contract = contractRecorder();
   const server = await startEmulatorServer({ ...options, onExchange: contract.onExchange });
   const { identity } = server.emulator;
