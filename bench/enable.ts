@@ -22,19 +22,18 @@ const { closeStore, getStore } = await import("@/lib/store");
 const { insertUser } = await import("@/lib/store/users");
 
 const count = Number(process.argv[2] ?? 20);
-const server = await startEmulatorServer({ projectQuota: count * 4 });
+// Management-API calls one enable makes (v1: token_details, project lookup by slug, create_project, create_deploy_key).
+let calls = 0;
+const server = await startEmulatorServer({
+  projectQuota: count * 4,
+  onExchange: (exchange) => {
+    if (exchange.api === "management") calls += 1;
+  },
+});
 process.env.PROVISION_HOST = server.baseUrl;
 reloadConfig();
 const db = await getStore();
 const user = await insertUser(db, { name: "bench" });
-
-// Management-API calls one enable makes: create_project + provision_and_authorize.
-let calls = 0;
-const countCalls = server.emulator.handle;
-server.emulator.handle = (request) => {
-  calls += 1;
-  return countCalls(request);
-};
 
 const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
@@ -44,10 +43,12 @@ async function run(latencyMs: number): Promise<void> {
   const samples: number[] = [];
   calls = 0;
   for (const project of projects) {
-    if (latencyMs > 0) server.emulator.faults.add({ latencyMs, times: 2 });
+    // Every management call of this enable waits `latencyMs`; deployment calls answer at once.
+    if (latencyMs > 0) server.emulator.faults.add({ api: "management", latencyMs, times: 1_000 });
     const started = performance.now();
     await enableCloudBackend(project);
     samples.push(performance.now() - started);
+    server.emulator.faults.clear();
   }
   const callsPerEnable = calls / count;
   const injected = callsPerEnable * latencyMs;

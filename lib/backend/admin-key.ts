@@ -49,17 +49,19 @@ export function secretVariants(key: string): string[] {
 
 /**
  * Checks the admin key of a provisioning answer before it is stored: it must belong to the
- * provisioned project (or deployment) and must not carry the bearer token that requested it,
- * i.e. it is deployment-scoped, never the team token in disguise. Returns the key to store.
+ * provisioned project (or deployment) and, when `platformToken` is given, must not carry that
+ * token, i.e. it is deployment-scoped, never the platform's team token in disguise. (A user's own
+ * OAuth token may be carried: the hosted API builds OAuth deploy keys from the granted token, and
+ * that token is the user's and stored with the project anyway.) Returns the key to store.
  */
 export function toStoredAdminKey(
   adminKey: string,
-  expected: { teamSlug: string; projectSlug: string; deploymentName: string; bearerToken: string },
+  expected: { teamSlug: string; projectSlug: string; deploymentName: string; platformToken?: string },
 ): string {
   const operation = "provision the deployment";
   const reject = (why: string) =>
     new BackendApiError(`Failed to ${operation}: the returned admin key ${why}; refusing to store it.`, { operation }, 502, "backend_bad_admin_key");
-  if (secretVariants(expected.bearerToken).some((secret) => adminKey.includes(secret))) {
+  if (expected.platformToken && secretVariants(expected.platformToken).some((secret) => adminKey.includes(secret))) {
     throw reject("contains the team-scoped token instead of a deployment-scoped one");
   }
   const parts = parseAdminKey(adminKey);

@@ -1,70 +1,33 @@
-import { z } from "zod";
-import { secretVariants } from "./admin-key";
-import { callBackend, joinUrl, parseWire, type BackendRequestOptions } from "./client";
-import { BackendApiError, scrubUpstreamText } from "./errors";
+import { callDeployment, type BackendRequestOptions } from "./client";
 import { withRetries, type RetryOptions } from "./retries";
 import type { DeploymentTarget, EnvVar } from "./types";
 
-/** Deployment-level environment variables, authenticated with `Authorization: Convex <admin key>`. */
-
-/** The system function the backend CLI reads one variable with. */
-export const QUERY_ENV_VAR_PATH = "_system/cli/queryEnvironmentVariables:get";
-
-const queryWire = z.discriminatedUnion("status", [
-  z.object({ status: z.literal("success"), value: z.object({ name: z.string(), value: z.string() }).nullable() }),
-  z.object({ status: z.literal("error"), errorMessage: z.string().optional() }),
-]);
+/** Deployment-level environment variables on the v1 deployment API, with `Authorization: Convex <admin key>`. */
 
 /**
- * Sets variables on a deployment in one call (`POST <deploymentUrl>/api/update_environment_variables`).
+ * Sets variables on a deployment in one call (`POST <deploymentUrl>/api/v1/update_environment_variables`).
  * Existing variables with other names are left alone.
  */
 export async function setEnvVariables(
   project: DeploymentTarget,
   values: Record<string, string>,
-  options?: BackendRequestOptions,
+  options: BackendRequestOptions = {},
 ): Promise<void> {
   const changes: EnvVar[] = Object.entries(values).map(([name, value]) => ({ name, value }));
   if (changes.length === 0) return;
-  await callBackend(
-    {
-      operation: "set environment variables",
-      method: "POST",
-      url: joinUrl(project.deploymentUrl, "/api/update_environment_variables"),
-      authorization: `Convex ${project.token}`,
-      json: { changes },
-      secrets: [...secretVariants(project.token), ...changes.map((change) => change.value)],
-    },
+  await callDeployment(
+    { operation: "set environment variables", target: project, secrets: changes.map((change) => change.value) },
     options,
+    (client, init) => client.POST("/update_environment_variables", { ...init, body: { changes }, parseAs: "text" }),
   );
 }
 
-/** Reads one variable (`POST <deploymentUrl>/api/query`); null when it is not set. */
-export async function queryEnvVariable(project: DeploymentTarget, name: string, options?: BackendRequestOptions): Promise<string | null> {
-  const operation = "query an environment variable";
-  const secrets = secretVariants(project.token);
-  const body = await callBackend(
-    {
-      operation,
-      method: "POST",
-      url: joinUrl(project.deploymentUrl, "/api/query"),
-      authorization: `Convex ${project.token}`,
-      json: { path: QUERY_ENV_VAR_PATH, format: "convex_encoded_json", args: [{ name }] },
-      secrets,
-    },
-    options,
+/** Reads one variable (`GET <deploymentUrl>/api/v1/list_environment_variables`); null when it is not set. */
+export async function queryEnvVariable(project: DeploymentTarget, name: string, options: BackendRequestOptions = {}): Promise<string | null> {
+  const { environmentVariables } = await callDeployment({ operation: "query an environment variable", target: project }, options, (client, init) =>
+    client.GET("/list_environment_variables", init),
   );
-  const result = parseWire(queryWire, body, operation);
-  if (result.status === "error") {
-    const detail = scrubUpstreamText(result.errorMessage ?? "", secrets);
-    throw new BackendApiError(
-      `Failed to ${operation}: the deployment reported an error${detail ? `: ${detail}` : "."}`,
-      { operation },
-      502,
-      "backend_query_failed",
-    );
-  }
-  return result.value?.value ?? null;
+  return Object.hasOwn(environmentVariables, name) ? environmentVariables[name] : null;
 }
 
 /** {@link setEnvVariables} retried on transient failures (default 3 attempts, 500 ms apart). */

@@ -1,6 +1,6 @@
 /**
- * Client of the backend's management API (managed + OAuth provisioning) and deployment API
- * (environment variables, auth keys). Every function takes its hosts, timeout and fetch through
+ * Client of the backend's documented v1 Platform API through `@convex-dev/platform`: management
+ * (managed + OAuth provisioning) and deployment (environment variables, auth keys). Every function takes its hosts, timeout and fetch through
  * an options object; `getBackendSettings(config)` resolves them for this installation.
  */
 export { formatAdminKey, parseAdminKey, teamSlugFromAccessToken, toStoredAdminKey, type AdminKeyParts } from "./admin-key";
@@ -39,7 +39,13 @@ export {
   type ExchangeOAuthCodeInput,
   type OAuthAuthorizeUrlInput,
 } from "./oauth";
-export type { ProvisionWorkflowOptions } from "./provisioning";
+export {
+  backendProjectNameFor,
+  findBackendProjectBySlug,
+  getTokenTeamId,
+  type BackendProjectSummary,
+  type ProvisionWorkflowOptions,
+} from "./provisioning";
 export { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, isRetryableBackendError, withRetries, type RetryOptions } from "./retries";
 export { getBackendSettings, isManagedModeConfigured, type BackendSettings } from "./settings";
 export type {

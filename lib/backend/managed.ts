@@ -1,4 +1,4 @@
-import { callManagementApi, type ManagementApiOptions } from "./client";
+import { callManagement, type ManagementApiOptions } from "./client";
 import { BackendNotFoundError } from "./errors";
 import {
   createProjectWithToken,
@@ -17,7 +17,7 @@ export interface ManagedProjectInput {
   projectName: string;
 }
 
-/** Creates a backend project on the platform team (`POST /api/create_project`). */
+/** Creates a backend project on the platform team (`GET /v1/token_details` for the team id, then `POST /v1/teams/{id}/create_project`). */
 export function createManagedProject(
   input: ManagedProjectInput & { deploymentType?: DeploymentType },
   options?: ManagementApiOptions,
@@ -26,7 +26,7 @@ export function createManagedProject(
   return createProjectWithToken({ bearerToken: teamScopedToken, ...rest }, options);
 }
 
-/** Provisions (or returns) a deployment of a project and a key scoped to it. */
+/** The project's deployment of this type (created when missing) and a fresh deploy key scoped to it. */
 export function provisionManagedDeployment(
   input: { teamScopedToken: string; teamSlug: string; projectSlug: string; deploymentType?: DeploymentType },
   options?: ManagementApiOptions,
@@ -36,12 +36,13 @@ export function provisionManagedDeployment(
 }
 
 /**
- * Full managed workflow → BackendProject (plus the numeric `projectId` needed for deletion). The
- * returned `token` is the deployment-scoped key, never derived from the team token.
+ * Full managed workflow → BackendProject (plus the numeric `projectId` needed for deletion):
+ * adopts the project when one with this (slug-shaped) name exists, else creates it; ensures its
+ * dev deployment; creates a deploy key. The returned `token` is that key, never the team token.
  */
 export function provisionManagedProject(input: ManagedProjectInput, options?: ProvisionWorkflowOptions): Promise<ProvisionedBackendProject> {
   const { teamScopedToken, ...rest } = input;
-  return provisionProjectWithToken({ bearerToken: teamScopedToken, ...rest }, options);
+  return provisionProjectWithToken({ bearerToken: teamScopedToken, owner: "platform", ...rest }, options);
 }
 
 /**
@@ -56,9 +57,8 @@ export async function deleteManagedProject(
     throw new TypeError("projectId must be a positive integer.");
   }
   try {
-    await callManagementApi(
-      { operation: "delete project", method: "POST", path: `/v1/projects/${input.projectId}/delete`, bearerToken: input.teamScopedToken },
-      options,
+    await callManagement({ operation: "delete project", bearerToken: input.teamScopedToken }, options, (client, init) =>
+      client.POST("/projects/{project_id}/delete", { ...init, params: { path: { project_id: input.projectId } }, parseAs: "text" }),
     );
     return true;
   } catch (error) {

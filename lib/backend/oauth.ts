@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { z } from "zod";
-import { DEFAULT_DASHBOARD_HOST, callManagementApi, joinUrl, parseWire, type ManagementApiOptions } from "./client";
+import { DEFAULT_DASHBOARD_HOST, DEFAULT_PROVISION_HOST, joinUrl, parseWire, postForm, type ManagementApiOptions } from "./client";
 import {
   createProjectWithToken,
   provisionProjectWithToken,
@@ -73,11 +73,10 @@ export async function exchangeOAuthCode(input: ExchangeOAuthCodeInput, options: 
     code: input.code,
   };
   if (input.codeVerifier !== undefined) form.code_verifier = input.codeVerifier;
-  const body = await callManagementApi(
+  const body = await postForm(
     {
       operation,
-      method: "POST",
-      path: "/oauth/token",
+      url: joinUrl(options.provisionHost ?? DEFAULT_PROVISION_HOST, "/oauth/token"),
       form,
       secrets: [input.clientSecret, input.code, ...(input.codeVerifier ? [input.codeVerifier] : [])],
     },
@@ -110,11 +109,11 @@ export function createBackendProject(
 }
 
 /**
- * Full OAuth workflow → BackendProject (plus `projectId`). The OAuth app's client id and secret
- * are only needed for {@link exchangeOAuthCode}: provisioning with the access token already
- * returns a deployment-scoped key.
+ * Full OAuth workflow → BackendProject (plus `projectId`), as {@link provisionManagedProject} with
+ * the user's access token. The OAuth app's client id and secret are only needed for
+ * {@link exchangeOAuthCode}.
  */
 export function provisionBackendProject(input: BackendProjectInput, options?: ProvisionWorkflowOptions): Promise<ProvisionedBackendProject> {
   const { accessToken, ...rest } = input;
-  return provisionProjectWithToken({ bearerToken: accessToken, ...rest }, options);
+  return provisionProjectWithToken({ bearerToken: accessToken, owner: "user", ...rest }, options);
 }

@@ -9,10 +9,15 @@ export interface RetryOptions {
    */
   maxRetries?: number;
   /**
-   * Fixed pause between attempts, in milliseconds.
+   * Pause before the second attempt, in milliseconds.
    * @default 500
    */
   retryDelay?: number;
+  /**
+   * Each further pause is the previous one times this factor (1: fixed pauses, 2: exponential backoff).
+   * @default 1
+   */
+  backoffFactor?: number;
   /** Stops waiting and retrying; the abort reason is thrown. */
   signal?: AbortSignal;
 }
@@ -47,6 +52,7 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
 export async function withRetries<T>(operation: string, attempt: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const maxAttempts = Math.max(1, Math.floor(options.maxRetries ?? DEFAULT_MAX_RETRIES));
   const delay = Math.max(0, options.retryDelay ?? DEFAULT_RETRY_DELAY_MS);
+  const factor = Math.max(1, options.backoffFactor ?? 1);
   for (let number = 1; ; number++) {
     try {
       return await attempt();
@@ -61,7 +67,7 @@ export async function withRetries<T>(operation: string, attempt: () => Promise<T
         upstreamStatus: failure.upstreamStatus,
         upstreamCode: failure.upstreamCode,
       });
-      await pause(delay, options.signal);
+      await pause(delay * factor ** (number - 1), options.signal);
     }
   }
 }

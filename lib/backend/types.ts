@@ -1,9 +1,9 @@
-/** Deployment kinds the management API provisions. */
+/** Deployment kinds our provisioning asks for. */
 export type DeploymentType = "dev" | "prod";
 
 /** Spec 2.2: what a full provisioning yields; `token` is the deployment-scoped admin key (secret). */
 export interface BackendProject {
-  /** Deployment-scoped admin key, `project:<team_slug>:<project_slug>|<token>` (secret, server-side only). */
+  /** Deploy key scoped to the deployment, `dev:<deployment>|<token>` as v1 `create_deploy_key` returns it (secret, server-side only). */
   token: string;
   deploymentName: string;
   deploymentUrl: string;
@@ -13,20 +13,18 @@ export interface BackendProject {
 
 /**
  * Result of the full provisioning workflows: the spec's BackendProject plus what callers must
- * persist or show (the numeric project id is needed later by {@link deleteManagedProject}).
+ * persist (the numeric project id is needed later by {@link deleteManagedProject}).
  */
 export interface ProvisionedBackendProject extends BackendProject {
   /** Numeric id of the backend project; store it, project deletion needs it. */
   projectId: number;
-  /** Projects the team may still create after this one. */
-  projectsRemaining: number;
-  /** Set when the team is about to run out of projects (2 or fewer left). */
-  warningMessage?: string;
 }
 
 /**
- * Spec 2.3. `deploymentName`, `prodUrl` and `adminKey` are optional because current answers of
- * the hosted API may omit them (the admin key was removed in 2026); nothing depends on them.
+ * Spec 2.3, filled from the v1 `create_project` answer (`slug`, `id`, `deploymentName`,
+ * `deploymentUrl`). The v1 API reports neither an admin key nor the projects remaining on the
+ * team (spec fields `adminKey`, `projectsRemaining`); `deploymentName`/`prodUrl` are set only
+ * when a deployment was created with the project.
  */
 export interface CreateProjectResponse {
   projectSlug: string;
@@ -35,18 +33,17 @@ export interface CreateProjectResponse {
   deploymentName?: string;
   /** Despite the name, the dev deployment's URL. */
   prodUrl?: string;
-  /** Secret; absent in current answers. */
+  /** Spec 2.3 field (secret): v1 answers never carry it; callers strip it before persisting an answer. */
   adminKey?: string;
-  projectsRemaining: number;
 }
 
-/** Answer of `provision_and_authorize`: one deployment and a key scoped to it. */
+/** One deployment of a project and a deploy key scoped to it (`provisionManagedDeployment`). */
 export interface DeploymentProvisionResponse {
   deploymentName: string;
   url: string;
-  /** Deployment-scoped admin key (secret). */
+  /** Deploy key of this deployment only, `dev:<name>|…` (secret). */
   adminKey: string;
-  deploymentType?: DeploymentType;
+  deploymentType: DeploymentType;
 }
 
 /** Spec 2.4. */
@@ -59,7 +56,7 @@ export interface OAuthTokenResponse {
   refresh_token?: string;
 }
 
-/** Spec 2.5. */
+/** Spec 2.5 (a set; deletion is the v1 API's absent value, not used by the product). */
 export interface EnvVar {
   name: string;
   value: string;

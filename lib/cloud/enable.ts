@@ -1,4 +1,4 @@
-import { getBackendSettings, isManagedModeConfigured, provisionManagedProject, type BackendSettings } from "@/lib/backend";
+import { backendProjectNameFor, getBackendSettings, isManagedModeConfigured, provisionManagedProject, type BackendSettings } from "@/lib/backend";
 import { getConfig } from "@/lib/config";
 import { NotConfiguredError } from "@/lib/errors";
 import { ensureProjectSandbox } from "@/lib/projects";
@@ -6,7 +6,7 @@ import { log } from "@/lib/log";
 import { restartAppDevServer, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
-import { backendProjectName, runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
+import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
 import { migrateLegacyBackendNames } from "./legacy-names";
 import { finishSandboxSetup, injectBackendIntoSandbox } from "./sandbox-setup";
 
@@ -40,7 +40,7 @@ export function sandboxSteps(sandbox: Sandbox, projectId: string): Pick<Provisio
 function managedProvision(settings: ManagedSettings, project: Project): ProvisioningPlan["provision"] {
   return (workflow) =>
     provisionManagedProject(
-      { teamScopedToken: settings.teamScopedToken, teamSlug: settings.teamSlug, projectName: backendProjectName(project) },
+      { teamScopedToken: settings.teamScopedToken, teamSlug: settings.teamSlug, projectName: backendProjectNameFor(project.id) },
       { ...settings, ...workflow },
     );
 }

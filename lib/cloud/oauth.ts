@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import {
+  backendProjectNameFor,
   createPkcePair,
   exchangeOAuthCode,
   getBackendSettings,
@@ -16,7 +17,7 @@ import { deriveKey, getSecretBox } from "@/lib/secrets";
 import { getStore, type Sql, type SqlExecutor } from "@/lib/store";
 import { getOwnedProject, type Project } from "@/lib/store/projects";
 import { connectProjectSandbox, sandboxSteps } from "./enable";
-import { backendProjectName, runProvisioning } from "./provisioning-run";
+import { runProvisioning } from "./provisioning-run";
 
 /**
  * OAuth mode (spec 1.2, 5.3): the user authorizes our OAuth app on their own backend team, and
@@ -206,7 +207,7 @@ async function connectWithCode(db: Sql, userId: string, projectId: string, code:
     kind: "oauth",
     mode: "oauth",
     accessToken,
-    provision: (workflow) => provisionBackendProject({ accessToken, teamSlug, projectName: backendProjectName(project) }, { ...settings, ...workflow }),
+    provision: (workflow) => provisionBackendProject({ accessToken, teamSlug, projectName: backendProjectNameFor(projectId) }, { ...settings, ...workflow }),
     ...sandboxSteps(sandbox, projectId),
   });
 }

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
-import { withRetries, type CreateProjectResponse, type ProvisionedBackendProject, type ProvisionWorkflowOptions, type RetryOptions } from "@/lib/backend";
+import type { CreateProjectResponse, ProvisionedBackendProject, ProvisionWorkflowOptions } from "@/lib/backend";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { currentInstance } from "@/lib/instance";
@@ -52,15 +52,6 @@ type Provisioned = NonNullable<ProvisioningSteps["provisioned"]>;
  */
 export type RunPoint = "claimed" | `done:${Step}` | Step | "finished";
 
-/**
- * Name of the backend project created for a project: unique on any team (it carries the project
- * id) and the same on every attempt, so the project an interrupted create made can be found by
- * exactly this name instead of creating a second one.
- */
-export function backendProjectName(project: { id: string; name: string }): string {
-  return `${Array.from(project.name).slice(0, 60).join("")} (${project.id})`;
-}
-
 /** What a provisioning path (enable, managed connect, OAuth callback) plugs into the runner. */
 export interface ProvisioningPlan {
   projectId: string;
@@ -87,11 +78,6 @@ export interface RunnerOptions {
   waitMs?: number;
   /** Polling interval while waiting. @default 100 */
   pollMs?: number;
-  /**
-   * Retries of the upstream create and provision inside the run (network errors, timeouts, 5xx,
-   * 429); an attempt after the create resumes from the journaled project. @default withRetries' own
-   */
-  retry?: Pick<RetryOptions, "maxRetries" | "retryDelay">;
   /** Observer called at each {@link RunPoint} (tests interrupt or kill runs here). */
   onStep?: (point: RunPoint) => Promise<void>;
 }
@@ -180,20 +166,16 @@ async function execute(
   preparing.catch(() => undefined);
 
   if (!steps.provisioned) {
-    // A transient failure is retried here; once the create is journaled, an attempt resumes from it.
-    const backend = await withRetries(
-      "provision the backend project",
-      () =>
-        plan.provision({
-          resumeFrom: steps.created,
-          onProjectCreated: async (created) => {
-            const { adminKey: _secret, ...withoutSecret } = created;
-            void _secret;
-            await record("created", withoutSecret);
-          },
-        }),
-      options.retry,
-    );
+    // Transient failures (5xx, 429, network, timeouts) are retried with backoff by lib/backend's
+    // workflow, which looks the project up by its deterministic name before any create.
+    const backend = await plan.provision({
+      resumeFrom: steps.created,
+      onProjectCreated: async (created) => {
+        const { adminKey: _secret, ...withoutSecret } = created;
+        void _secret;
+        await record("created", withoutSecret);
+      },
+    });
     await record("provisioned", {
       deploymentName: backend.deploymentName,
       deploymentUrl: backend.deploymentUrl,
@@ -201,7 +183,6 @@ async function execute(
       teamSlug: backend.teamSlug,
       backendProjectId: backend.projectId,
       adminKey: box.encrypt(backend.token, context),
-      ...(backend.warningMessage && { warningMessage: backend.warningMessage }),
     });
   }
   const provisioned = steps.provisioned!;

@@ -1,5 +1,6 @@
 import type { Sql } from "@/lib/store";
 import type { EmulatorIdentity } from "./identity";
+import type { DeploymentListeners } from "./listeners";
 import type { EmulatorTeam } from "./store";
 
 /** What every emulator handler gets. */
@@ -11,11 +12,6 @@ export interface EmulatorContext {
   /** Projects per team unless the team row says otherwise. */
   projectQuota: number;
   now: () => Date;
-  /** Absolute URL of the mount, e.g. `http://127.0.0.1:4010/emulator`; deployment URLs hang below it. */
-  baseUrl: string;
-}
-
-/** URL of an emulated deployment: served by the same handler, so it resolves on loopback. */
-export function deploymentUrl(context: EmulatorContext, deploymentName: string): string {
-  return `${context.baseUrl}/deployments/${deploymentName}`;
+  /** The deployments' loopback listeners of this emulator. */
+  listeners: DeploymentListeners;
 }

@@ -1,20 +1,22 @@
 import { z } from "zod";
-import { parseAdminKey } from "@/lib/backend/admin-key";
-import { QUERY_ENV_VAR_PATH } from "@/lib/backend/env-vars";
 import type { EmulatorContext } from "./context";
 import { EmulatorError, authorizationCredential, readJson } from "./http";
-import { applyEnvChanges, findDeployKeyDeployment, findDeployment, getEnvVar, type EmulatorDeployment } from "./store";
+import { applyEnvChanges, findDeployKeyDeployment, findTeamByToken, getEnvVar, listEnvVars, type EmulatorDeployment } from "./store";
 
-/** Deployment endpoints under `/deployments/<name>`: environment variables, as the hosted deployment API. */
+/**
+ * The deployment API of one emulated deployment, served at the root of its own listener:
+ * `/api/v1/...` (deployment-api.json) plus what the `convex` CLI calls (`/api/update_environment_variables`,
+ * `/api/query`; queries over the sync WebSocket are in ./sync).
+ */
 
 /** Upstream limits (`crates/common/src/types/environment_variables.rs`). */
 const ENV_NAME = /^[a-zA-Z_]+[a-zA-Z0-9_]*$/;
 const MAX_NAME_LENGTH = 256;
 const MAX_VALUE_BYTES = 8 * 1024;
 
-
+/** `UpdateEnvVarRequest`: an absent or null value deletes the variable. */
 const updateBody = z.strictObject({
-  changes: z.array(z.strictObject({ name: z.string(), value: z.string().nullable() })),
+  changes: z.array(z.strictObject({ name: z.string(), value: z.string().nullish() })),
 });
 
 const queryBody = z.object({
@@ -23,60 +25,124 @@ const queryBody = z.object({
   args: z.array(z.unknown()),
 });
 
-const queryArgs = z.object({ name: z.string() });
+/** Key shapes of deployment keys: `dev:<name>|…`, `prod:<name>|…` or a bare `<name>|…` admin key. */
+const DEPLOYMENT_KEY = /^(?:(?:dev|prod):)?([a-z0-9-]+)\|([^|]+)$/;
+/** Project keys, `project:<team>:<project>|<access token>` (research §2.2). */
+const PROJECT_KEY = /^project:([^:|]+):([^:|]+)\|([^|]+)$/;
 
-/**
- * The deployment, when the request carries `Authorization: Convex <key>` with a key issued for
- * exactly this deployment. Team tokens and keys of other deployments are refused.
- */
-async function requireDeploymentKey(request: Request, context: EmulatorContext, name: string): Promise<EmulatorDeployment> {
-  const deployment = await findDeployment(context.db, { name });
-  if (!deployment) throw new EmulatorError(404, "DeploymentNotFound", `The requested deployment ${name} does not exist.`);
-  const key = authorizationCredential(request, "Convex");
-  if (!key) throw new EmulatorError(401, "BadAdminKey", "An admin key is required: send Authorization: Convex <admin key>.");
-  const parts = parseAdminKey(key);
-  const issuedFor = parts ? await findDeployKeyDeployment(context.db, parts.token) : null;
-  if (!parts || issuedFor !== name || parts.teamSlug !== deployment.teamSlug || parts.projectSlug !== deployment.projectSlug) {
-    throw new EmulatorError(
-      403,
-      "BadDeployKey",
-      `The provided deploy key was invalid for deployment '${name}'. Double check that the environment this key was generated for matches the desired deployment.`,
-    );
-  }
-  return deployment;
+/** HTTP status of a failed function call, with a `{status: "error", errorMessage}` body (convex `STATUS_CODE_UDF_FAILED`). */
+const UDF_FAILED = 560;
+
+/** The system functions the CLI reads variables with (`convex env get` / `env list`). */
+export const ENV_GET_FUNCTION = "_system/cli/queryEnvironmentVariables:get";
+const ENV_LIST_FUNCTIONS = ["_system/cli/queryEnvironmentVariables", "_system/cli/queryEnvironmentVariables:default"];
+
+/** True when a team token or OAuth team token belongs to the deployment's team. */
+async function isTeamToken(context: EmulatorContext, token: string, deployment: EmulatorDeployment): Promise<boolean> {
+  return (await findTeamByToken(context.db, token))?.id === deployment.teamId;
 }
 
-function validateChange(change: { name: string; value: string | null }): void {
+/**
+ * Whether `key` opens this deployment, as the hosted deployment accepts keys: a deploy key issued
+ * for it (`dev:<name>|…`), `project:<team>:<project>|<token>` where the token is the team's access
+ * token (or an older key issued for the deployment), or the team's access token itself.
+ */
+export async function keyOpensDeployment(context: EmulatorContext, key: string, deployment: EmulatorDeployment): Promise<boolean> {
+  const project = PROJECT_KEY.exec(key);
+  if (project) {
+    const [, teamSlug, projectSlug, token] = project;
+    if (teamSlug !== deployment.teamSlug || projectSlug !== deployment.projectSlug) return false;
+    return (await isTeamToken(context, token, deployment)) || (await findDeployKeyDeployment(context.db, token)) === deployment.name;
+  }
+  const scoped = DEPLOYMENT_KEY.exec(key);
+  if (scoped) return scoped[1] === deployment.name && (await findDeployKeyDeployment(context.db, scoped[2])) === deployment.name;
+  return !key.includes("|") && isTeamToken(context, key, deployment);
+}
+
+/** The error a refused key gets, in the hosted shape. Never echoes the key. */
+export function badDeployKey(deployment: EmulatorDeployment): EmulatorError {
+  return new EmulatorError(
+    401,
+    "BadDeployKey",
+    `The provided deploy key was invalid for deployment '${deployment.name}'. Double check that the environment this key was generated for matches the desired deployment.`,
+  );
+}
+
+async function requireKey(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<void> {
+  const key = authorizationCredential(request, "Convex");
+  if (!key) throw new EmulatorError(401, "BadAdminKey", "An admin key is required: send Authorization: Convex <admin key>.");
+  if (!(await keyOpensDeployment(context, key, deployment))) throw badDeployKey(deployment);
+}
+
+function validateChange(change: { name: string; value?: string | null }): void {
   if (change.name.length > MAX_NAME_LENGTH) {
     throw new EmulatorError(400, "EnvironmentVariableNameTooLong", `Environment variable names may have at most ${MAX_NAME_LENGTH} characters.`);
   }
   if (!ENV_NAME.test(change.name)) {
     throw new EmulatorError(400, "EnvironmentVariableNameInvalid", `Environment variable name '${change.name}' is invalid: use letters, digits and '_', not starting with a digit.`);
   }
-  if (change.value !== null && Buffer.byteLength(change.value, "utf8") > MAX_VALUE_BYTES) {
+  if (typeof change.value === "string" && Buffer.byteLength(change.value, "utf8") > MAX_VALUE_BYTES) {
     throw new EmulatorError(400, "EnvironmentVariableValueTooLarge", `Environment variable ${change.name} is larger than ${MAX_VALUE_BYTES} bytes.`);
   }
 }
 
-export async function updateEnvironmentVariables(request: Request, context: EmulatorContext, name: string): Promise<Response> {
-  const deployment = await requireDeploymentKey(request, context, name);
+/** `POST /api/v1/update_environment_variables` (and the CLI's `/api/update_environment_variables`). */
+export async function updateEnvironmentVariables(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  await requireKey(request, context, deployment);
   const { changes } = await readJson(request, updateBody);
   changes.forEach(validateChange);
   await context.db.transaction((tx) => applyEnvChanges(tx, deployment.name, changes));
   return new Response(null, { status: 200 });
 }
 
-/** `/api/query`: only the system function reading one environment variable exists here. */
-export async function runQuery(request: Request, context: EmulatorContext, name: string): Promise<Response> {
-  const deployment = await requireDeploymentKey(request, context, name);
+/** `GET /api/v1/list_environment_variables`. */
+export async function listEnvironmentVariables(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  await requireKey(request, context, deployment);
+  const variables = await listEnvVars(context.db, deployment.name);
+  return Response.json({ environmentVariables: Object.fromEntries(variables.map((variable) => [variable.name, variable.value])) });
+}
+
+/** `GET /api/v1/get_canonical_urls`: the listener's URL is both the cloud and the site URL. */
+export async function getCanonicalUrls(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  await requireKey(request, context, deployment);
+  const url = new URL(request.url).origin;
+  return Response.json({ convexCloudUrl: url, convexSiteUrl: url });
+}
+
+/** `GET /api/v1/deployment_info`. */
+export async function deploymentInfo(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  await requireKey(request, context, deployment);
+  return Response.json({
+    kind: "cloud",
+    id: deployment.id,
+    teamId: deployment.teamId,
+    projectId: deployment.projectId,
+    projectName: deployment.projectName,
+    projectSlug: deployment.projectSlug,
+    deploymentType: deployment.deploymentType,
+    reference: deployment.name,
+  });
+}
+
+/** Result of one system function call: its value, or the error message a failed call reports. */
+export type FunctionResult = { ok: true; value: unknown } | { ok: false; errorMessage: string };
+
+/** Runs one of the system functions the emulator knows (reading environment variables). */
+export async function runSystemFunction(context: EmulatorContext, deployment: EmulatorDeployment, path: string, args: unknown[]): Promise<FunctionResult> {
+  if (ENV_LIST_FUNCTIONS.includes(path)) return { ok: true, value: await listEnvVars(context.db, deployment.name) };
+  if (path !== ENV_GET_FUNCTION) return { ok: false, errorMessage: `Could not find public function for '${path.slice(0, 200)}'. Did you forget to run \`npx convex dev\`?` };
+  const parsed = z.object({ name: z.string() }).safeParse(args[0]);
+  if (!parsed.success) return { ok: false, errorMessage: "ArgumentValidationError: Object is missing the required field `name`." };
+  const value = await getEnvVar(context.db, deployment.name, parsed.data.name);
+  return { ok: true, value: value === null ? null : { name: parsed.data.name, value } };
+}
+
+/** `POST /api/query`: a failed call answers 560 `{status: "error", errorMessage}`, as hosted deployments do. */
+export async function runQuery(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  await requireKey(request, context, deployment);
   const body = await readJson(request, queryBody);
-  if (body.path !== QUERY_ENV_VAR_PATH) {
-    throw new EmulatorError(404, "FunctionNotFound", `Could not find public function for '${body.path.slice(0, 200)}'.`);
-  }
-  const args = queryArgs.safeParse(body.args[0]);
-  if (!args.success) {
-    return Response.json({ status: "error", errorMessage: "ArgumentValidationError: expected args [{ name: string }]." }, { status: 400 });
-  }
-  const value = await getEnvVar(context.db, deployment.name, args.data.name);
-  return Response.json({ status: "success", value: value === null ? null : { name: args.data.name, value } });
+  const result = await runSystemFunction(context, deployment, body.path, body.args);
+  return result.ok
+    ? Response.json({ status: "success", value: result.value, logLines: [] })
+    : Response.json({ status: "error", errorMessage: result.errorMessage, errorData: null, logLines: [] }, { status: UDF_FAILED });
 }

@@ -9,8 +9,10 @@ import { errorBody } from "./http";
  * both need the emulator's admin secret over HTTP.
  */
 export const faultRuleSchema = z.strictObject({
-  /** Substring of the path below the mount (e.g. `update_environment_variables`); all paths when omitted. */
+  /** Substring of the path below the mount or the deployment's root (e.g. `update_environment_variables`); all paths when omitted. */
   path: z.string().min(1).optional(),
+  /** Only requests to this API: the management mount or a deployment's listener; both when omitted. */
+  api: z.enum(["management", "deployment"]).optional(),
   /** How many matching requests the rule applies to. @default 1 */
   times: z.number().int().positive().optional(),
   /** Delay before answering, in milliseconds. */
@@ -42,9 +44,9 @@ export class FaultController {
     this.rules = [];
   }
 
-  /** The first queued rule matching `path`, consuming one of its uses. */
-  take(path: string): FaultRule | undefined {
-    const entry = this.rules.find(({ rule }) => !rule.path || path.includes(rule.path));
+  /** The first queued rule matching `path` of `api`, consuming one of its uses. */
+  take(path: string, api: "management" | "deployment"): FaultRule | undefined {
+    const entry = this.rules.find(({ rule }) => (!rule.path || path.includes(rule.path)) && (!rule.api || rule.api === api));
     if (!entry) return undefined;
     entry.remaining -= 1;
     if (entry.remaining <= 0) this.rules = this.rules.filter((candidate) => candidate !== entry);

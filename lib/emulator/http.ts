@@ -66,3 +66,10 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S)
 export async function readForm(request: Request): Promise<URLSearchParams> {
   return new URLSearchParams(await request.text());
 }
+
+/** Parses and validates the query string; invalid parameters are 400 `BadQueryParameters`. */
+export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.output<S> {
+  const result = schema.safeParse(Object.fromEntries(new URL(request.url).searchParams));
+  if (!result.success) throw new EmulatorError(400, "BadQueryParameters", `Invalid query parameters: ${describeIssues(result.error)}`);
+  return result.data;
+}

@@ -2,22 +2,44 @@ import { getConfig, type Config } from "@/lib/config";
 import { log } from "@/lib/log";
 import { getStore, type Sql } from "@/lib/store";
 import type { EmulatorContext } from "./context";
-import { runQuery, updateEnvironmentVariables } from "./deployment";
+import {
+  deploymentInfo,
+  getCanonicalUrls,
+  keyOpensDeployment,
+  listEnvironmentVariables,
+  runQuery,
+  runSystemFunction,
+  updateEnvironmentVariables,
+} from "./deployment";
 import { FaultController, applyFault, faultRuleSchema, type FaultRule } from "./faults";
 import { EmulatorError, errorBody, readJson, secretsEqual } from "./http";
 import { EMULATOR_DASHBOARD_PREFIX, EMULATOR_MOUNT_PATH, getEmulatorIdentity, type EmulatorIdentity } from "./identity";
-import { createProject, deleteProjectById, provisionAndAuthorize } from "./management";
+import { DeploymentListeners } from "./listeners";
+import {
+  createDeployKey,
+  createDeployment,
+  createProject,
+  deleteProjectById,
+  getDeployment,
+  getProjectBySlug,
+  listDefaultEnvironmentVariables,
+  listProjectDeployments,
+  listTeamProjects,
+  tokenDetails,
+  updateDefaultEnvironmentVariables,
+} from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
-import { upsertTeam, type EmulatorTeam } from "./store";
+import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
+import { syncUpgradeHandler } from "./sync";
 
-export { createEmulatorTeam } from "./store";
+export { createEmulatorTeam, type EmulatorTeam } from "./store";
 export { EMULATOR_DASHBOARD_PREFIX, EMULATOR_MOUNT_PATH, getEmulatorIdentity, type EmulatorIdentity } from "./identity";
 export type { FaultRule } from "./faults";
 
 /**
- * HTTP emulator of the backend's management API, OAuth dashboard/token endpoints and deployment
- * env-var API, persisted in the product's store. Every path is below {@link EMULATOR_MOUNT_PATH};
- * deployments live at `<mount>/deployments/<name>`, so they resolve on loopback.
+ * HTTP emulator of the backend's documented v1 management API, OAuth dashboard/token endpoints
+ * and deployment API, persisted in the product's store. Management paths are below
+ * {@link EMULATOR_MOUNT_PATH}; each deployment listens at the root of its own loopback port.
  */
 
 export interface EmulatorOptions {
@@ -27,16 +49,33 @@ export interface EmulatorOptions {
   config?: Config;
   /** Projects per team. @default config.EMULATOR_PROJECT_QUOTA (20) */
   projectQuota?: number;
-  /** Public URL of the mount used in deployment URLs. @default the request's origin + "/emulator" */
-  publicBaseUrl?: string;
   /** Clock for OAuth code expiry. @default () => new Date() */
   now?: () => Date;
+  /** Called after every answered request with both sides of the exchange (contract tests). */
+  onExchange?: (exchange: EmulatorExchange) => void;
+}
+
+/** One request and its answer, as the emulator saw them. */
+export interface EmulatorExchange {
+  /** Which API answered: the management mount or a deployment's listener. */
+  api: "management" | "deployment";
+  method: string;
+  /** Below the mount (management) or from the deployment's root. */
+  path: string;
+  query: URLSearchParams;
+  requestBody: string;
+  status: number;
+  responseBody: string;
 }
 
 export interface Emulator {
-  /** Answers one request addressed below the mount path. */
+  /** Answers one request addressed below the mount path (management API, OAuth, admin). */
   handle(request: Request): Promise<Response>;
-  /** Queued fault rules; in-process shortcut for `POST <mount>/_admin/faults`. */
+  /** Server start: creates the built-in team if needed and reopens the listeners of the stored deployments. */
+  start(): Promise<{ team: EmulatorTeam; deployments: number }>;
+  /** Closes every deployment listener this emulator opened. */
+  close(): Promise<void>;
+  /** Queued fault rules (management and deployment requests); in-process shortcut for `POST <mount>/_admin/faults`. */
   readonly faults: FaultController;
   /** Built-in credentials (secrets: keep them out of logs). */
   readonly identity: EmulatorIdentity;
@@ -47,28 +86,68 @@ export const FAULT_HEADER = "x-emulator-fault";
 /** Header carrying the emulator admin secret. */
 export const ADMIN_SECRET_HEADER = "x-emulator-admin-secret";
 
-type Handler = (request: Request, context: EmulatorContext, ...params: string[]) => Promise<Response>;
+type Route<P> = { method: string; pattern: RegExp; handler: (request: Request, context: EmulatorContext, ...params: P[]) => Promise<Response> };
 
-const DEPLOYMENT = "/deployments/([a-z0-9-]+)/api";
-const ROUTES: { method: string; pattern: RegExp; handler: Handler }[] = [
-  { method: "POST", pattern: /^\/api\/create_project$/, handler: createProject },
-  { method: "POST", pattern: /^\/api\/deployment\/provision_and_authorize$/, handler: provisionAndAuthorize },
-  { method: "POST", pattern: /^\/v1\/projects\/([^/]+)\/delete$/, handler: deleteProjectById },
+const SEGMENT = "([^/]+)";
+const MANAGEMENT_ROUTES: Route<string>[] = [
+  { method: "GET", pattern: /^\/v1\/token_details$/, handler: tokenDetails },
+  { method: "POST", pattern: new RegExp(`^/v1/teams/${SEGMENT}/create_project$`), handler: createProject },
+  { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/projects$`), handler: listTeamProjects },
+  { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/projects/${SEGMENT}$`), handler: getProjectBySlug },
+  { method: "GET", pattern: new RegExp(`^/v1/projects/${SEGMENT}/list_deployments$`), handler: listProjectDeployments },
+  { method: "POST", pattern: new RegExp(`^/v1/projects/${SEGMENT}/create_deployment$`), handler: createDeployment },
+  { method: "POST", pattern: new RegExp(`^/v1/projects/${SEGMENT}/delete$`), handler: deleteProjectById },
+  { method: "GET", pattern: new RegExp(`^/v1/projects/${SEGMENT}/list_default_environment_variables$`), handler: listDefaultEnvironmentVariables },
+  { method: "POST", pattern: new RegExp(`^/v1/projects/${SEGMENT}/update_default_environment_variables$`), handler: updateDefaultEnvironmentVariables },
+  { method: "GET", pattern: new RegExp(`^/v1/deployments/${SEGMENT}$`), handler: getDeployment },
+  { method: "POST", pattern: new RegExp(`^/v1/deployments/${SEGMENT}/create_deploy_key$`), handler: createDeployKey },
   { method: "POST", pattern: /^\/oauth\/token$/, handler: exchangeToken },
   { method: "GET", pattern: new RegExp(`^${EMULATOR_DASHBOARD_PREFIX}/oauth/authorize/team$`), handler: showConsent },
   { method: "POST", pattern: new RegExp(`^${EMULATOR_DASHBOARD_PREFIX}/oauth/authorize/team$`), handler: grantConsent },
-  { method: "POST", pattern: new RegExp(`^${DEPLOYMENT}(?:/v1)?/update_environment_variables$`), handler: updateEnvironmentVariables },
-  { method: "POST", pattern: new RegExp(`^${DEPLOYMENT}/query$`), handler: runQuery },
 ];
+
+/** Paths at a deployment's root: the v1 deployment API plus the unversioned ones the CLI calls. */
+const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
+  { method: "POST", pattern: /^\/api(?:\/v1)?\/update_environment_variables$/, handler: updateEnvironmentVariables },
+  { method: "GET", pattern: /^\/api(?:\/v1)?\/list_environment_variables$/, handler: listEnvironmentVariables },
+  { method: "GET", pattern: /^\/api\/v1\/get_canonical_urls$/, handler: getCanonicalUrls },
+  { method: "GET", pattern: /^\/api\/v1\/deployment_info$/, handler: deploymentInfo },
+  { method: "POST", pattern: /^\/api\/query$/, handler: runQuery },
+];
+
+/** The route for this method and path: the matching route, or the error answer (404 unknown path, 405 wrong method). */
+function findRoute<P>(routes: Route<P>[], method: string, path: string): { route: Route<P>; params: string[] } | Response {
+  const candidates = routes.filter((route) => route.pattern.test(path));
+  const route = candidates.find((candidate) => candidate.method === method);
+  if (!route) {
+    return candidates.length > 0
+      ? errorBody(405, "MethodNotAllowed", `${method} is not allowed here.`)
+      : errorBody(404, "NotFound", `No emulated endpoint at ${path.slice(0, 200)}.`);
+  }
+  return { route, params: route.pattern.exec(path)!.slice(1).map(decodeURIComponent) };
+}
 
 /** Creates an emulator; several can share one store (tests run one per server). */
 export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const config = options.config ?? getConfig();
   const identity = getEmulatorIdentity(config);
   const faults = new FaultController();
+  const listeners = new DeploymentListeners((name) => ({
+    handle: (request) => handleDeployment(name, request),
+    upgrade: syncUpgradeHandler({
+      authorize: async (key) => {
+        const { context, deployment } = await deploymentContext(name);
+        return keyOpensDeployment(context, key, deployment);
+      },
+      run: async (path, args) => {
+        const { context, deployment } = await deploymentContext(name);
+        return runSystemFunction(context, deployment, path, args);
+      },
+    }),
+  }));
   let builtInTeam: Promise<EmulatorTeam> | undefined;
 
-  async function contextFor(url: URL): Promise<EmulatorContext> {
+  async function context(): Promise<EmulatorContext> {
     const db = options.db ?? (await getStore());
     if (!builtInTeam) {
       builtInTeam = upsertTeam(db, { slug: identity.teamSlug, token: identity.teamToken });
@@ -80,8 +159,16 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       builtInTeam: await builtInTeam,
       projectQuota: options.projectQuota ?? config.EMULATOR_PROJECT_QUOTA,
       now: options.now ?? (() => new Date()),
-      baseUrl: options.publicBaseUrl ?? url.origin + EMULATOR_MOUNT_PATH,
+      listeners,
     };
+  }
+
+  /** The deployment a listener serves; a deleted project's listener answers 404 until it is closed. */
+  async function deploymentContext(name: string): Promise<{ context: EmulatorContext; deployment: EmulatorDeployment }> {
+    const current = await context();
+    const deployment = await findDeployment(current.db, { name });
+    if (!deployment) throw new EmulatorError(404, "DeploymentNotFound", `The requested deployment ${name} does not exist`);
+    return { context: current, deployment };
   }
 
   function requireAdmin(request: Request): void {
@@ -119,24 +206,34 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     throw new EmulatorError(404, "NotFound", "Unknown admin endpoint.");
   }
 
-  async function handle(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    if (!url.pathname.startsWith(`${EMULATOR_MOUNT_PATH}/`)) return errorBody(404, "NotFound", "Not an emulator path.");
-    const path = url.pathname.slice(EMULATOR_MOUNT_PATH.length);
+  /** A queued or per-request fault's answer, else the handler's. */
+  async function withFaults(api: EmulatorExchange["api"], request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
+    const fault = headerFault(request) ?? faults.take(path, api);
+    const injected = fault && (await applyFault(fault, request.signal));
+    return injected || run();
+  }
+
+  /** {@link respond}, reporting the exchange to `options.onExchange`. */
+  async function answer(api: EmulatorExchange["api"], request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
+    if (!options.onExchange) return respond(request, path, run);
+    const copy = request.clone();
+    const response = await respond(request, path, run);
+    options.onExchange({
+      api,
+      method: request.method,
+      path,
+      query: new URL(request.url).searchParams,
+      requestBody: await copy.text(),
+      status: response.status,
+      responseBody: await response.clone().text(),
+    });
+    return response;
+  }
+
+  /** Runs the handler; emulator errors become `{code, message}` answers. */
+  async function respond(request: Request, path: string, run: () => Promise<Response>): Promise<Response> {
     try {
-      if (path.startsWith("/_admin/")) return await administer(request, path);
-      const fault = headerFault(request) ?? faults.take(path);
-      const injected = fault && (await applyFault(fault, request.signal));
-      if (injected) return injected;
-      const candidates = ROUTES.filter((route) => route.pattern.test(path));
-      const route = candidates.find((candidate) => candidate.method === request.method);
-      if (!route) {
-        return candidates.length > 0
-          ? errorBody(405, "MethodNotAllowed", `${request.method} is not allowed here.`)
-          : errorBody(404, "NotFound", `No emulated endpoint at ${path}.`);
-      }
-      const params = route.pattern.exec(path)!.slice(1);
-      return await route.handler(request, await contextFor(url), ...params);
+      return await run();
     } catch (error) {
       if (error instanceof EmulatorError) return errorBody(error.status, error.code, error.message);
       log.error("emulator request failed", { path, error });
@@ -144,18 +241,59 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     }
   }
 
-  return { handle, faults, identity };
+  async function handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    if (!url.pathname.startsWith(`${EMULATOR_MOUNT_PATH}/`)) return errorBody(404, "NotFound", "Not an emulator path.");
+    const path = url.pathname.slice(EMULATOR_MOUNT_PATH.length);
+    if (path.startsWith("/_admin/")) return answer("management", request, path, () => administer(request, path));
+    return answer("management", request, path, () =>
+      withFaults("management", request, path, async () => {
+        const found = findRoute(MANAGEMENT_ROUTES, request.method, path);
+        return found instanceof Response ? found : found.route.handler(request, await context(), ...found.params);
+      }),
+    );
+  }
+
+  function handleDeployment(name: string, request: Request): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    return answer("deployment", request, path, () =>
+      withFaults("deployment", request, path, async () => {
+        const found = findRoute(DEPLOYMENT_ROUTES, request.method, path);
+        if (found instanceof Response) return found;
+        const { context: current, deployment } = await deploymentContext(name);
+        return found.route.handler(request, current, deployment);
+      }),
+    );
+  }
+
+  return {
+    handle,
+    start: async () => {
+      const current = await context();
+      return { team: current.builtInTeam, deployments: await listeners.restore(current.db) };
+    },
+    close: () => listeners.close(),
+    faults,
+    identity,
+  };
 }
 
 const holder = globalThis as typeof globalThis & { __emulator?: { config: Config; emulator: Emulator } };
 
-/** The emulator of this installation (store + config of the process); rebuilt when the config is reloaded. */
+/** The emulator of this installation (store + config of the process); rebuilt (and the old one closed) when the config is reloaded. */
 export function getDefaultEmulator(): Emulator {
   const config = getConfig();
   if (holder.__emulator?.config !== config) {
-    holder.__emulator = { config, emulator: createEmulator({ config, publicBaseUrl: config.PUBLIC_BASE_URL + EMULATOR_MOUNT_PATH }) };
+    void holder.__emulator?.emulator.close();
+    holder.__emulator = { config, emulator: createEmulator({ config }) };
   }
   return holder.__emulator.emulator;
+}
+
+/** Closes the installation's emulator, if one was created (shutdown). */
+export async function closeDefaultEmulator(): Promise<void> {
+  await holder.__emulator?.emulator.close();
+  holder.__emulator = undefined;
 }
 
 /** Answers a request with the installation's emulator (mounted at /emulator when BACKEND_PROVIDER=local). */

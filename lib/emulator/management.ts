@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { formatAdminKey } from "@/lib/backend/admin-key";
 import type { SqlExecutor } from "@/lib/store";
-import { deploymentUrl, type EmulatorContext } from "./context";
-import { EmulatorError, authorizationCredential, randomSecret, readJson } from "./http";
+import type { EmulatorContext } from "./context";
+import { EmulatorError, authorizationCredential, randomSecret, readJson, readQuery } from "./http";
 import { randomDeploymentName, slugify, suffixedSlug } from "./names";
 import {
+  applyDefaultEnvChanges,
   deleteProject,
   findDeployment,
   findProject,
@@ -12,31 +12,65 @@ import {
   insertDeployKey,
   insertDeployment,
   insertProject,
+  listDefaultEnvVars,
+  listDeployments,
+  listProjects,
   lockTeamAndCountProjects,
+  type DeploymentType,
   type EmulatorDeployment,
+  type EmulatorProject,
   type EmulatorTeam,
 } from "./store";
 
-/** Management endpoints: `/api/create_project`, `/api/deployment/provision_and_authorize`, `/v1/projects/{id}/delete`. */
+/**
+ * The documented v1 management API (`/v1/...`, management-api.json) for the operations the
+ * product and users' tooling call. Bearer: a team token or an OAuth team token.
+ */
 
-const deploymentType = z.enum(["dev", "prod"]);
+/** The emulator hosts dev and prod deployments only; preview/custom answer a clear 400. */
+const createDeploymentType = z.enum(["dev", "prod", "preview", "custom"]);
+const region = z.enum(["aws-us-east-1", "aws-eu-west-1"]);
 
 const createProjectBody = z.strictObject({
-  team: z.string().min(1),
   projectName: z.string().trim().min(1).max(200),
-  deploymentType: deploymentType.nullish(),
+  deploymentType: createDeploymentType.nullish(),
   deploymentClass: z.string().nullish(),
-  region: z.string().nullish(),
+  deploymentRegion: region.nullish(),
 });
 
-const provisionBody = z.strictObject({
-  teamSlug: z.string().min(1).nullable(),
-  projectSlug: z.string().min(1).nullable(),
-  deploymentType: deploymentType,
+const createDeploymentBody = z.strictObject({
+  type: createDeploymentType,
+  class: z.string().nullish(),
+  region: region.nullish(),
+  reference: z.string().nullish(),
+  isDefault: z.boolean().nullish(),
+  expiresAt: z.number().int().nullish(),
 });
+
+const createDeployKeyBody = z.object({
+  name: z.string().min(1),
+  allowedActions: z.array(z.string()).optional(),
+  expiresAt: z.number().int().nullish(),
+});
+
+const defaultEnvChanges = z.strictObject({
+  changes: z.array(z.strictObject({ name: z.string().min(1), deploymentType: createDeploymentType, value: z.string().nullish() })),
+});
+
+const listProjectsQuery = z.object({
+  cursor: z.string().regex(/^\d+$/).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(100),
+  q: z.string().optional(),
+});
+
+const deploymentTypeQuery = z.object({ deploymentType: createDeploymentType.optional() });
+const defaultEnvQuery = deploymentTypeQuery.extend({ name: z.string().optional() });
 
 /** Attempts at a free random name or slug before giving up (collisions are rare). */
 const NAME_ATTEMPTS = 8;
+/** What the emulator reports as region and class of every deployment. */
+const DEPLOYMENT_REGION = "aws-us-east-1";
+const DEPLOYMENT_CLASS = "s16";
 
 /** The team of the Bearer token; deployment keys and unknown tokens are 401, as upstream. */
 async function requireTeam(request: Request, context: EmulatorContext): Promise<EmulatorTeam> {
@@ -47,81 +81,201 @@ async function requireTeam(request: Request, context: EmulatorContext): Promise<
   return team;
 }
 
-function requireSameTeam(team: EmulatorTeam, slug: string): void {
-  if (team.slug !== slug) throw new EmulatorError(404, "TeamNotFound", `Team '${slug}' not found.`);
+/** The token's team when `idOrSlug` names it; any other team is unknown to this token. */
+async function requireTeamParam(request: Request, context: EmulatorContext, idOrSlug: string): Promise<EmulatorTeam> {
+  const team = await requireTeam(request, context);
+  if (idOrSlug !== String(team.id) && idOrSlug !== team.slug) throw new EmulatorError(404, "TeamNotFound", `Team '${idOrSlug}' not found.`);
+  return team;
 }
 
-/** Creates (or finds) the project's deployment of this type under a fresh random name. */
-async function ensureDeployment(tx: SqlExecutor, projectId: number, type: "dev" | "prod"): Promise<EmulatorDeployment> {
+const projectNotFound = () => new EmulatorError(404, "ProjectNotFound", "The requested project does not exist");
+
+async function requireProject(request: Request, context: EmulatorContext, projectId: string): Promise<EmulatorProject> {
+  const team = await requireTeam(request, context);
+  const id = Number(projectId);
+  const project = Number.isSafeInteger(id) ? await findProject(context.db, team.id, { id }) : null;
+  if (!project) throw projectNotFound();
+  return project;
+}
+
+async function requireDeployment(request: Request, context: EmulatorContext, name: string): Promise<EmulatorDeployment> {
+  const team = await requireTeam(request, context);
+  const deployment = await findDeployment(context.db, { name });
+  if (!deployment || deployment.teamId !== team.id) {
+    throw new EmulatorError(404, "DeploymentNotFound", `The requested deployment ${name.slice(0, 100)} does not exist`);
+  }
+  return deployment;
+}
+
+function hostedType(type: z.output<typeof createDeploymentType>): DeploymentType {
+  if (type !== "dev" && type !== "prod") {
+    throw new EmulatorError(400, "DeploymentTypeNotSupported", `The local emulator only creates dev and prod deployments, not ${type}.`);
+  }
+  return type;
+}
+
+/** Creates the project's deployment of this type under a fresh random name; null when it already has one. */
+async function insertFreshDeployment(tx: SqlExecutor, projectId: number, type: DeploymentType): Promise<EmulatorDeployment | null> {
   for (let attempt = 0; attempt < NAME_ATTEMPTS; attempt++) {
-    const existing = await findDeployment(tx, { projectId, deploymentType: type });
-    if (existing) return existing;
-    await insertDeployment(tx, { name: randomDeploymentName(), projectId, deploymentType: type });
+    if (await findDeployment(tx, { projectId, deploymentType: type })) return null;
+    const name = randomDeploymentName();
+    if (await insertDeployment(tx, { name, projectId, deploymentType: type })) return findDeployment(tx, { name });
   }
   throw new EmulatorError(500, "InternalServerError", "Could not allocate a deployment name.");
 }
 
-export async function createProject(request: Request, context: EmulatorContext): Promise<Response> {
+/** `PlatformDeploymentResponse` (kind cloud); opening the listener yields its URL. */
+async function deploymentResponse(context: EmulatorContext, deployment: EmulatorDeployment) {
+  return {
+    kind: "cloud" as const,
+    id: deployment.id,
+    name: deployment.name,
+    createTime: deployment.createdAt.getTime(),
+    deploymentType: deployment.deploymentType,
+    projectId: deployment.projectId,
+    creator: null,
+    region: DEPLOYMENT_REGION,
+    isDefault: true,
+    reference: deployment.name,
+    deploymentUrl: await context.listeners.urlOf(context.db, deployment),
+    class: DEPLOYMENT_CLASS,
+  };
+}
+
+/** `ProjectResponse`. */
+async function projectResponse(context: EmulatorContext, project: EmulatorProject) {
+  const deployments = await listDeployments(context.db, project.id);
+  const named = (type: DeploymentType) => deployments.find((deployment) => deployment.deploymentType === type)?.name ?? null;
+  return {
+    id: project.id,
+    name: project.name,
+    slug: project.slug,
+    teamId: project.teamId,
+    teamSlug: project.teamSlug,
+    createTime: project.createdAt.getTime(),
+    devDeploymentName: named("dev"),
+    prodDeploymentName: named("prod"),
+  };
+}
+
+/** `GET /v1/token_details`: every token the emulator issues is team-scoped. */
+export async function tokenDetails(request: Request, context: EmulatorContext): Promise<Response> {
   const team = await requireTeam(request, context);
+  return Response.json({ type: "teamToken", id: team.id, teamId: team.id, name: `${team.slug} token`, createTime: team.createdAt.getTime() });
+}
+
+/** `POST /v1/teams/{team_id}/create_project`. */
+export async function createProject(request: Request, context: EmulatorContext, teamId: string): Promise<Response> {
+  const team = await requireTeamParam(request, context, teamId);
   const body = await readJson(request, createProjectBody);
-  requireSameTeam(team, body.team);
+  const type = body.deploymentType ? hostedType(body.deploymentType) : null;
   const quota = team.projectQuota ?? context.projectQuota;
-  const result = await context.db.transaction(async (tx) => {
+  const { projectId, slug, deployment } = await context.db.transaction(async (tx) => {
     const count = await lockTeamAndCountProjects(tx, team.id);
     if (count >= quota) {
       throw new EmulatorError(400, "ProjectQuotaReached", `Team '${team.slug}' has reached its plan limit of ${quota} projects.`);
     }
     const base = slugify(body.projectName);
-    let project = await insertProject(tx, { teamId: team.id, slug: base, name: body.projectName });
-    for (let attempt = 0; !project && attempt < NAME_ATTEMPTS; attempt++) {
-      project = await insertProject(tx, { teamId: team.id, slug: suffixedSlug(base), name: body.projectName });
+    let slug = base;
+    let id = await insertProject(tx, { teamId: team.id, slug, name: body.projectName });
+    for (let attempt = 0; id === null && attempt < NAME_ATTEMPTS; attempt++) {
+      slug = suffixedSlug(base);
+      id = await insertProject(tx, { teamId: team.id, slug, name: body.projectName });
     }
-    if (!project) throw new EmulatorError(500, "InternalServerError", "Could not allocate a project slug.");
-    const deployment = body.deploymentType ? await ensureDeployment(tx, project.id, body.deploymentType) : null;
-    return { project, deployment, remaining: quota - count - 1 };
+    if (id === null) throw new EmulatorError(500, "InternalServerError", "Could not allocate a project slug.");
+    return { projectId: id, slug, deployment: type ? await insertFreshDeployment(tx, id, type) : null };
   });
   return Response.json({
-    projectSlug: result.project.slug,
-    projectId: result.project.id,
-    teamSlug: team.slug,
-    teamId: team.id,
-    ...(result.deployment && {
-      deploymentName: result.deployment.name,
-      prodUrl: deploymentUrl(context, result.deployment.name),
-    }),
-    projectsRemaining: result.remaining,
+    projectId,
+    id: projectId,
+    slug,
+    ...(deployment && { deploymentName: deployment.name, deploymentUrl: await context.listeners.urlOf(context.db, deployment) }),
   });
 }
 
-export async function provisionAndAuthorize(request: Request, context: EmulatorContext): Promise<Response> {
-  const team = await requireTeam(request, context);
-  const body = await readJson(request, provisionBody);
-  if (body.teamSlug === null || body.projectSlug === null) {
-    throw new EmulatorError(400, "BadJsonBody", "teamSlug and projectSlug are required with a team token.");
+/** `GET /v1/teams/{team_id}/projects`: pages by id; the cursor is the last id of the previous page. */
+export async function listTeamProjects(request: Request, context: EmulatorContext, teamId: string): Promise<Response> {
+  const team = await requireTeamParam(request, context, teamId);
+  const query = readQuery(request, listProjectsQuery);
+  const rows = await listProjects(context.db, team.id, { afterId: Number(query.cursor ?? 0), limit: query.limit, q: query.q });
+  const page = rows.slice(0, query.limit);
+  const hasMore = rows.length > query.limit;
+  return Response.json({
+    items: await Promise.all(page.map((project) => projectResponse(context, project))),
+    pagination: { hasMore, nextCursor: hasMore ? String(page[page.length - 1].id) : null },
+  });
+}
+
+/** `GET /v1/teams/{team_id_or_slug}/projects/{project_slug}`. */
+export async function getProjectBySlug(request: Request, context: EmulatorContext, teamIdOrSlug: string, projectSlug: string): Promise<Response> {
+  const team = await requireTeamParam(request, context, teamIdOrSlug);
+  const project = await findProject(context.db, team.id, { slug: projectSlug });
+  if (!project) throw projectNotFound();
+  return Response.json(await projectResponse(context, project));
+}
+
+/** `GET /v1/projects/{project_id}/list_deployments`. */
+export async function listProjectDeployments(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
+  const project = await requireProject(request, context, projectId);
+  const { deploymentType } = readQuery(request, deploymentTypeQuery);
+  const deployments = await listDeployments(context.db, project.id, deploymentType === "dev" || deploymentType === "prod" ? deploymentType : undefined);
+  const listed = deploymentType === "preview" || deploymentType === "custom" ? [] : deployments;
+  return Response.json(await Promise.all(listed.map((deployment) => deploymentResponse(context, deployment))));
+}
+
+/** `POST /v1/projects/{project_id}/create_deployment`: one deployment per type and project. */
+export async function createDeployment(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
+  const project = await requireProject(request, context, projectId);
+  const body = await readJson(request, createDeploymentBody);
+  const type = hostedType(body.type);
+  const deployment = await context.db.transaction((tx) => insertFreshDeployment(tx, project.id, type));
+  if (!deployment) {
+    throw new EmulatorError(400, "DeploymentReferenceAlreadyExists", `Project '${project.slug}' already has a default ${type} deployment.`);
   }
-  requireSameTeam(team, body.teamSlug);
-  const project = await findProject(context.db, team.id, { slug: body.projectSlug });
-  if (!project) throw new EmulatorError(404, "ProjectNotFound", `Project '${body.projectSlug}' does not exist.`);
+  return Response.json(await deploymentResponse(context, deployment));
+}
+
+/** `GET /v1/deployments/{deployment_name}`. */
+export async function getDeployment(request: Request, context: EmulatorContext, name: string): Promise<Response> {
+  return Response.json(await deploymentResponse(context, await requireDeployment(request, context, name)));
+}
+
+/** `POST /v1/deployments/{deployment_name}/create_deploy_key` → `dev:<name>|<secret>`, valid for this deployment only. */
+export async function createDeployKey(request: Request, context: EmulatorContext, name: string): Promise<Response> {
+  const deployment = await requireDeployment(request, context, name);
+  await readJson(request, createDeployKeyBody);
   const secret = randomSecret();
-  const deployment = await context.db.transaction(async (tx) => {
-    const found = await ensureDeployment(tx, project.id, body.deploymentType);
-    await insertDeployKey(tx, found.name, secret);
-    return found;
-  });
-  return Response.json({
-    deploymentName: deployment.name,
-    url: deploymentUrl(context, deployment.name),
-    // Deployment-scoped: the secret part opens this deployment only, never the team.
-    adminKey: formatAdminKey({ teamSlug: team.slug, projectSlug: project.slug, token: secret }),
-    deploymentType: deployment.deploymentType,
-  });
+  await insertDeployKey(context.db, deployment.name, secret);
+  return Response.json({ deployKey: `${deployment.deploymentType}:${deployment.name}|${secret}` });
 }
 
+/** `POST /v1/projects/{project_id}/delete`: its deployments, keys and variables go with it. */
 export async function deleteProjectById(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
-  const team = await requireTeam(request, context);
-  const id = Number(projectId);
-  if (!Number.isSafeInteger(id) || !(await deleteProject(context.db, team.id, id))) {
-    throw new EmulatorError(404, "ProjectNotFound", "The requested project does not exist.");
+  const project = await requireProject(request, context, projectId);
+  const deployments = await listDeployments(context.db, project.id);
+  if (!(await deleteProject(context.db, project.teamId, project.id))) throw projectNotFound();
+  await context.listeners.closeSome(deployments.map((deployment) => deployment.name));
+  return new Response(null, { status: 200 });
+}
+
+/** `GET /v1/projects/{project_id}/list_default_environment_variables`: one item per name and value. */
+export async function listDefaultEnvironmentVariables(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
+  const project = await requireProject(request, context, projectId);
+  const rows = await listDefaultEnvVars(context.db, project.id, readQuery(request, defaultEnvQuery));
+  const items = new Map<string, { name: string; value: string; deploymentTypes: string[] }>();
+  for (const row of rows) {
+    const key = JSON.stringify([row.name, row.value]);
+    const item = items.get(key) ?? { name: row.name, value: row.value, deploymentTypes: [] };
+    item.deploymentTypes.push(row.deploymentType);
+    items.set(key, item);
   }
+  return Response.json({ items: [...items.values()], pagination: { hasMore: false, nextCursor: null } });
+}
+
+/** `POST /v1/projects/{project_id}/update_default_environment_variables`. */
+export async function updateDefaultEnvironmentVariables(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
+  const project = await requireProject(request, context, projectId);
+  const { changes } = await readJson(request, defaultEnvChanges);
+  await context.db.transaction((tx) => applyDefaultEnvChanges(tx, project.id, changes));
   return new Response(null, { status: 200 });
 }

@@ -7,37 +7,51 @@ export interface EmulatorTeam {
   id: number;
   slug: string;
   projectQuota: number | null;
+  createdAt: Date;
 }
 
 export interface EmulatorProject {
   id: number;
   teamId: number;
+  teamSlug: string;
   slug: string;
   name: string;
+  createdAt: Date;
 }
 
+export type DeploymentType = "dev" | "prod";
+
 export interface EmulatorDeployment {
+  id: number;
   name: string;
   projectId: number;
-  deploymentType: "dev" | "prod";
+  deploymentType: DeploymentType;
   projectSlug: string;
+  projectName: string;
+  teamId: number;
   teamSlug: string;
+  /** Loopback port of its listener; null until the first listener was opened. */
+  port: number | null;
+  createdAt: Date;
 }
 
 interface TeamRow {
   id: number;
   slug: string;
   project_quota: number | null;
+  created_at: Date;
 }
 
-const toTeam = (row: TeamRow): EmulatorTeam => ({ id: row.id, slug: row.slug, projectQuota: row.project_quota });
+const TEAM_COLUMNS = "id, slug, project_quota, created_at";
+
+const toTeam = (row: TeamRow): EmulatorTeam => ({ id: Number(row.id), slug: row.slug, projectQuota: row.project_quota, createdAt: new Date(row.created_at) });
 
 /** Creates the team or rotates its token to `token` (the built-in team after a secrets-key change). */
 export async function upsertTeam(db: SqlExecutor, input: { slug: string; token: string; projectQuota?: number | null }): Promise<EmulatorTeam> {
   const { rows } = await db.query<TeamRow>(
     `insert into emulator_teams (slug, name, token_hash, project_quota) values ($1, $1, $2, $3)
      on conflict (slug) do update set token_hash = excluded.token_hash, project_quota = excluded.project_quota
-     returning id, slug, project_quota`,
+     returning ${TEAM_COLUMNS}`,
     [input.slug, digest(input.token), input.projectQuota ?? null],
   );
   return toTeam(rows[0]);
@@ -55,9 +69,9 @@ export async function createEmulatorTeam(db: SqlExecutor, input: { slug: string;
 /** The team a management-API bearer token belongs to: a team token or an OAuth access token. */
 export async function findTeamByToken(db: SqlExecutor, token: string): Promise<EmulatorTeam | null> {
   const { rows } = await db.query<TeamRow>(
-    `select id, slug, project_quota from emulator_teams where token_hash = $1
+    `select ${TEAM_COLUMNS} from emulator_teams where token_hash = $1
      union all
-     select t.id, t.slug, t.project_quota from emulator_oauth_tokens o join emulator_teams t on t.id = o.team_id
+     select t.id, t.slug, t.project_quota, t.created_at from emulator_oauth_tokens o join emulator_teams t on t.id = o.team_id
        where o.token_hash = $1
      limit 1`,
     [digest(token)],
@@ -72,23 +86,55 @@ export async function lockTeamAndCountProjects(tx: SqlExecutor, teamId: number):
   return rows[0].count;
 }
 
-/** Inserts a project; null when the slug is taken on this team. */
-export async function insertProject(tx: SqlExecutor, input: { teamId: number; slug: string; name: string }): Promise<EmulatorProject | null> {
-  const { rows } = await tx.query<{ id: number; team_id: number; slug: string; name: string }>(
+interface ProjectRow {
+  id: number;
+  team_id: number;
+  team_slug: string;
+  slug: string;
+  name: string;
+  created_at: Date;
+}
+
+const PROJECT_SELECT = `select p.id, p.team_id, t.slug as team_slug, p.slug, p.name, p.created_at
+  from emulator_projects p join emulator_teams t on t.id = p.team_id`;
+
+const toProject = (row: ProjectRow): EmulatorProject => ({
+  id: Number(row.id),
+  teamId: Number(row.team_id),
+  teamSlug: row.team_slug,
+  slug: row.slug,
+  name: row.name,
+  createdAt: new Date(row.created_at),
+});
+
+/** Inserts a project; false when the slug is taken on this team. */
+export async function insertProject(tx: SqlExecutor, input: { teamId: number; slug: string; name: string }): Promise<number | null> {
+  const { rows } = await tx.query<{ id: number }>(
     `insert into emulator_projects (team_id, slug, name) values ($1, $2, $3)
-     on conflict (team_id, slug) do nothing returning id, team_id, slug, name`,
+     on conflict (team_id, slug) do nothing returning id`,
     [input.teamId, input.slug, input.name],
   );
-  return rows[0] ? { id: rows[0].id, teamId: rows[0].team_id, slug: rows[0].slug, name: rows[0].name } : null;
+  return rows[0] ? Number(rows[0].id) : null;
 }
 
 export async function findProject(db: SqlExecutor, teamId: number, where: { id: number } | { slug: string }): Promise<EmulatorProject | null> {
   const [column, value] = "id" in where ? ["id", where.id] : ["slug", where.slug];
-  const { rows } = await db.query<{ id: number; team_id: number; slug: string; name: string }>(
-    `select id, team_id, slug, name from emulator_projects where team_id = $1 and ${column} = $2`,
-    [teamId, value],
+  const { rows } = await db.query<ProjectRow>(`${PROJECT_SELECT} where p.team_id = $1 and p.${column} = $2`, [teamId, value]);
+  return rows[0] ? toProject(rows[0]) : null;
+}
+
+/**
+ * One page of a team's projects by id. `afterId` is the cursor (last id of the previous page);
+ * `q` filters by name or slug, case-insensitive. Fetches one row more than `limit` to tell whether more follow.
+ */
+export async function listProjects(db: SqlExecutor, teamId: number, page: { afterId: number; limit: number; q?: string }): Promise<EmulatorProject[]> {
+  const { rows } = await db.query<ProjectRow>(
+    `${PROJECT_SELECT} where p.team_id = $1 and p.id > $2
+       and ($3::text is null or p.name ilike '%' || $3 || '%' or p.slug ilike '%' || $3 || '%')
+     order by p.id limit $4`,
+    [teamId, page.afterId, page.q ?? null, page.limit + 1],
   );
-  return rows[0] ? { id: rows[0].id, teamId: rows[0].team_id, slug: rows[0].slug, name: rows[0].name } : null;
+  return rows.map(toProject);
 }
 
 /** Deletes a project of a team (its deployments, keys and variables cascade); false when absent. */
@@ -98,39 +144,78 @@ export async function deleteProject(db: SqlExecutor, teamId: number, projectId: 
 }
 
 /** Inserts a deployment; false when the name is taken or the project already has one of this type. */
-export async function insertDeployment(tx: SqlExecutor, input: { name: string; projectId: number; deploymentType: "dev" | "prod" }): Promise<boolean> {
+export async function insertDeployment(tx: SqlExecutor, input: { name: string; projectId: number; deploymentType: DeploymentType }): Promise<boolean> {
   const { rowCount } = await tx.query(
     "insert into emulator_deployments (name, project_id, deployment_type) values ($1, $2, $3) on conflict do nothing",
     [input.name, input.projectId, input.deploymentType],
   );
-  return rowCount > 0;
+  if (rowCount === 0) return false;
+  // A new deployment starts with the project's default variables of its type.
+  await tx.query(
+    `insert into emulator_env_vars (deployment_name, name, value)
+     select $1, name, value from emulator_default_env_vars where project_id = $2 and deployment_type = $3`,
+    [input.name, input.projectId, input.deploymentType],
+  );
+  return true;
 }
 
 interface DeploymentRow {
+  id: number;
   name: string;
   project_id: number;
-  deployment_type: "dev" | "prod";
+  deployment_type: DeploymentType;
   project_slug: string;
+  project_name: string;
+  team_id: number;
   team_slug: string;
+  port: number | null;
+  created_at: Date;
 }
 
-const DEPLOYMENT_SELECT = `select d.name, d.project_id, d.deployment_type, p.slug as project_slug, t.slug as team_slug
+const DEPLOYMENT_SELECT = `select d.id, d.name, d.project_id, d.deployment_type, p.slug as project_slug, p.name as project_name,
+    t.id as team_id, t.slug as team_slug, d.port, d.created_at
   from emulator_deployments d join emulator_projects p on p.id = d.project_id join emulator_teams t on t.id = p.team_id`;
 
 const toDeployment = (row: DeploymentRow): EmulatorDeployment => ({
+  id: Number(row.id),
   name: row.name,
-  projectId: row.project_id,
+  projectId: Number(row.project_id),
   deploymentType: row.deployment_type,
   projectSlug: row.project_slug,
+  projectName: row.project_name,
+  teamId: Number(row.team_id),
   teamSlug: row.team_slug,
+  port: row.port,
+  createdAt: new Date(row.created_at),
 });
 
-export async function findDeployment(db: SqlExecutor, where: { name: string } | { projectId: number; deploymentType: "dev" | "prod" }): Promise<EmulatorDeployment | null> {
+export async function findDeployment(db: SqlExecutor, where: { name: string } | { projectId: number; deploymentType: DeploymentType }): Promise<EmulatorDeployment | null> {
   const { rows } =
     "name" in where
       ? await db.query<DeploymentRow>(`${DEPLOYMENT_SELECT} where d.name = $1`, [where.name])
       : await db.query<DeploymentRow>(`${DEPLOYMENT_SELECT} where d.project_id = $1 and d.deployment_type = $2`, [where.projectId, where.deploymentType]);
   return rows[0] ? toDeployment(rows[0]) : null;
+}
+
+/** A project's deployments, optionally of one type, oldest first. */
+export async function listDeployments(db: SqlExecutor, projectId: number, deploymentType?: DeploymentType): Promise<EmulatorDeployment[]> {
+  const { rows } = await db.query<DeploymentRow>(
+    `${DEPLOYMENT_SELECT} where d.project_id = $1 and ($2::text is null or d.deployment_type = $2) order by d.id`,
+    [projectId, deploymentType ?? null],
+  );
+  return rows.map(toDeployment);
+}
+
+/** Every deployment that has had a listener (their ports are reopened at start). */
+export async function listDeploymentsWithPort(db: SqlExecutor): Promise<EmulatorDeployment[]> {
+  const { rows } = await db.query<DeploymentRow>(`${DEPLOYMENT_SELECT} where d.port is not null order by d.id`);
+  return rows.map(toDeployment);
+}
+
+/** Records the port of a deployment's first listener; false when another deployment holds it. */
+export async function setDeploymentPort(db: SqlExecutor, name: string, port: number): Promise<boolean> {
+  const { rowCount } = await db.query("update emulator_deployments set port = $2 where name = $1 and port is null and not exists (select 1 from emulator_deployments where port = $2)", [name, port]);
+  return rowCount > 0;
 }
 
 /** Records a deployment key by the digest of its secret part. */
@@ -144,16 +229,55 @@ export async function findDeployKeyDeployment(db: SqlExecutor, secret: string): 
   return rows[0]?.deployment_name ?? null;
 }
 
-/** Applies variable changes; a null value removes the variable. */
-export async function applyEnvChanges(tx: SqlExecutor, deploymentName: string, changes: { name: string; value: string | null }[]): Promise<void> {
+/** Applies variable changes; an absent or null value removes the variable. */
+export async function applyEnvChanges(tx: SqlExecutor, deploymentName: string, changes: { name: string; value?: string | null }[]): Promise<void> {
   for (const change of changes) {
-    if (change.value === null) {
+    if (change.value === null || change.value === undefined) {
       await tx.query("delete from emulator_env_vars where deployment_name = $1 and name = $2", [deploymentName, change.name]);
     } else {
       await tx.query(
         `insert into emulator_env_vars (deployment_name, name, value) values ($1, $2, $3)
          on conflict (deployment_name, name) do update set value = excluded.value, updated_at = now()`,
         [deploymentName, change.name, change.value],
+      );
+    }
+  }
+}
+
+/** All variables of a deployment, by name. */
+export async function listEnvVars(db: SqlExecutor, deploymentName: string): Promise<{ name: string; value: string }[]> {
+  const { rows } = await db.query<{ name: string; value: string }>("select name, value from emulator_env_vars where deployment_name = $1 order by name", [deploymentName]);
+  return rows;
+}
+
+/** Default variables of a project, optionally filtered by name and type. */
+export async function listDefaultEnvVars(
+  db: SqlExecutor,
+  projectId: number,
+  filter: { name?: string; deploymentType?: string },
+): Promise<{ name: string; value: string; deploymentType: string }[]> {
+  const { rows } = await db.query<{ name: string; value: string; deployment_type: string }>(
+    `select name, value, deployment_type from emulator_default_env_vars
+     where project_id = $1 and ($2::text is null or name = $2) and ($3::text is null or deployment_type = $3) order by name, deployment_type`,
+    [projectId, filter.name ?? null, filter.deploymentType ?? null],
+  );
+  return rows.map((row) => ({ name: row.name, value: row.value, deploymentType: row.deployment_type }));
+}
+
+/** Upserts default variables; a null value removes the variable of that type. */
+export async function applyDefaultEnvChanges(
+  tx: SqlExecutor,
+  projectId: number,
+  changes: { name: string; deploymentType: string; value?: string | null }[],
+): Promise<void> {
+  for (const change of changes) {
+    if (change.value === null || change.value === undefined) {
+      await tx.query("delete from emulator_default_env_vars where project_id = $1 and deployment_type = $2 and name = $3", [projectId, change.deploymentType, change.name]);
+    } else {
+      await tx.query(
+        `insert into emulator_default_env_vars (project_id, deployment_type, name, value) values ($1, $2, $3, $4)
+         on conflict (project_id, deployment_type, name) do update set value = excluded.value`,
+        [projectId, change.deploymentType, change.name, change.value],
       );
     }
   }

@@ -1,5 +1,6 @@
-import { getConfig } from "@/lib/config";
+import { getConfig, type Config } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
+import { closeDefaultEmulator, EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
 import { announceSignInLink } from "@/lib/session/announce";
 import { currentInstance, stopInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
@@ -7,8 +8,29 @@ import { closeStore, getStore } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
 
 /**
+ * Local mode: reopens the emulated deployments' listeners and prints the built-in team's
+ * credentials, so users can point their own tools (`@convex-dev/platform`, the `convex` CLI) at it.
+ */
+async function startEmulator(config: Config): Promise<void> {
+  const emulator = getDefaultEmulator();
+  const { team, deployments } = await emulator.start();
+  // Printed deliberately, like the demo token: this is the local emulator's own credential.
+  console.log(
+    [
+      "",
+      `  Local backend emulator (${deployments} deployment${deployments === 1 ? "" : "s"} listening).`,
+      `    CONVEX_PROVISION_HOST=${config.PUBLIC_BASE_URL}${EMULATOR_MOUNT_PATH}`,
+      `    Team token: ${emulator.identity.teamToken}`,
+      `    Team id: ${team.id}  (slug ${team.slug})`,
+      "",
+    ].join("\n"),
+  );
+}
+
+/**
  * Server start: open and migrate the store, register this boot of the instance (so runs its
- * previous boot left are taken over at once), seed the demo on first start, close on shutdown.
+ * previous boot left are taken over at once), seed the demo on first start, start the local
+ * emulator and the app toolchain install, close on shutdown.
  */
 export async function startServer(): Promise<void> {
   const config = getConfig();
@@ -32,11 +54,14 @@ export async function startServer(): Promise<void> {
     }
     await announceSignInLink(db, config);
   }
+  if (config.BACKEND_PROVIDER === "local") await startEmulator(config);
   // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
   if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
   const shutdown = () => {
     stopInstance();
-    void closeStore().finally(() => process.exit(0));
+    void closeDefaultEmulator()
+      .then(closeStore)
+      .finally(() => process.exit(0));
   };
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);

@@ -28,7 +28,7 @@ describe("admin key format", () => {
 });
 
 describe("toStoredAdminKey", () => {
-  const expected = { teamSlug: "acme", projectSlug: "app", deploymentName: "happy-animal-123", bearerToken: "team-token-123456" };
+  const expected = { teamSlug: "acme", projectSlug: "app", deploymentName: "happy-animal-123", platformToken: "team-token-123456" };
 
   it("keeps deployment-scoped keys of the provisioned project or deployment", () => {
     expect(toStoredAdminKey("project:acme:app|deploy-secret", expected)).toBe("project:acme:app|deploy-secret");
@@ -38,9 +38,15 @@ describe("toStoredAdminKey", () => {
 
   it("refuses the team token in disguise, foreign projects and unknown shapes", () => {
     expect(() => toStoredAdminKey("project:acme:app|team-token-123456", expected)).toThrow(/team-scoped token/);
-    expect(() => toStoredAdminKey("team:acme|team-token-123456", { ...expected, bearerToken: "team:acme|team-token-123456" })).toThrow(/team-scoped/);
+    expect(() => toStoredAdminKey("team:acme|team-token-123456", { ...expected, platformToken: "team:acme|team-token-123456" })).toThrow(/team-scoped/);
     expect(() => toStoredAdminKey("project:acme:other|x", expected)).toThrow(/another project/);
     expect(() => toStoredAdminKey("dev:other-deployment-1|x", expected)).toThrow(/known deployment-scoped format/);
     expect(() => toStoredAdminKey("opaque", expected)).toThrow(/known deployment-scoped format/);
+  });
+
+  it("accepts a deploy key carrying the user's own OAuth token (no platform token to guard)", () => {
+    const { platformToken: _platform, ...oauth } = expected;
+    void _platform;
+    expect(toStoredAdminKey("dev:happy-animal-123|team:acme|user-token", oauth)).toBe("dev:happy-animal-123|team:acme|user-token");
   });
 });

@@ -2,8 +2,13 @@ import type { ManagedProjectInput } from "@/lib/backend";
 import type { EmulatorOptions } from "@/lib/emulator";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
 import { getStore } from "@/lib/store";
+import { contractRecorder } from "../contract/openapi";
 
-/** An emulator served over loopback HTTP, plus the client options and team credentials that reach it. */
+/**
+ * An emulator served over loopback HTTP, plus the client options and team credentials that reach
+ * it. Every exchange is checked against the OpenAPI documents; `server.close()` fails the test
+ * file when one broke the contract.
+ */
 export interface TestEmulator {
   server: EmulatorServer;
   /** Management-API options pointing at the emulator. */
@@ -14,11 +19,17 @@ export interface TestEmulator {
 }
 
 export async function startTestEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
-  // Open the store (PGlite start and migrations) now, not inside the first call's 10 s timeout.
-  const server = await startEmulatorServer({ ...options, db: options.db ?? (await getStore()) });
+  // Open (and migrate) the store first, so a test's first call does not pay for it within its timeout.
+  await (options.db ?? getStore());
+  const contract = contractRecorder();
+  const server = await startEmulatorServer({ ...options, onExchange: contract.onExchange });
   const { identity } = server.emulator;
+  const close = async () => {
+    await server.close();
+    contract.verify();
+  };
   return {
-    server,
+    server: { ...server, close },
     management: { provisionHost: server.baseUrl, timeoutMs: 10_000 },
     dashboard: { dashboardHost: server.dashboardUrl },
     team: { teamScopedToken: identity.teamToken, teamSlug: identity.teamSlug },

@@ -13,6 +13,8 @@ import {
   setEnvVariablesWithRetries,
   type ProvisionedBackendProject,
 } from "@/lib/backend";
+import { createEmulatorTeam } from "@/lib/emulator";
+import { getStore } from "@/lib/store";
 import { countingFetch, startTestEmulator, type TestEmulator } from "./emulator-fixture";
 
 describe("deployment env vars against the emulator over HTTP", () => {
@@ -42,17 +44,17 @@ describe("deployment env vars against the emulator over HTTP", () => {
     expect(counter.calls()).toBe(1);
   });
 
-  it("refuses the team token and keys of other deployments", async () => {
-    const attempts = [
-      { deploymentUrl: project.deploymentUrl, token: emulator.team.teamScopedToken },
-      // The seed's mistake: the team token wrapped in the project prefix.
-      { deploymentUrl: project.deploymentUrl, token: formatAdminKey({ teamSlug: project.teamSlug, projectSlug: project.projectSlug, token: emulator.team.teamScopedToken }) },
-      { deploymentUrl: project.deploymentUrl, token: other.token },
-    ];
-    for (const target of attempts) {
-      const failure = setEnvVariables(target, { STOLEN: "1" });
+  it("accepts the team token as the hosted deployment does, and refuses other deployments' keys and other teams", async () => {
+    // The hosted deployment authenticates `project:<team>:<project>|<token>` as that access token.
+    const wrapped = formatAdminKey({ teamSlug: project.teamSlug, projectSlug: project.projectSlug, token: emulator.team.teamScopedToken });
+    await setEnvVariables({ deploymentUrl: project.deploymentUrl, token: wrapped }, { VIA_TEAM: "1" });
+    expect(await queryEnvVariable({ deploymentUrl: project.deploymentUrl, token: emulator.team.teamScopedToken }, "VIA_TEAM")).toBe("1");
+
+    const { token: foreignTeamToken } = await createEmulatorTeam(await getStore(), { slug: "env-foreign-team" });
+    for (const token of [other.token, foreignTeamToken]) {
+      const failure = setEnvVariables({ deploymentUrl: project.deploymentUrl, token }, { STOLEN: "1" });
       await expect(failure).rejects.toBeInstanceOf(BackendAuthError);
-      await expect(failure).rejects.toMatchObject({ upstreamStatus: 403, upstreamCode: "BadDeployKey" });
+      await expect(failure).rejects.toMatchObject({ upstreamStatus: 401, upstreamCode: "BadDeployKey" });
     }
     expect(await queryEnvVariable(project, "STOLEN")).toBeNull();
   });
@@ -64,13 +66,13 @@ describe("deployment env vars against the emulator over HTTP", () => {
     await setEnvVariablesWithRetries(project, { RETRIED: "yes" }, { fetch: counter.fetch, retryDelay: 1 });
     expect(counter.calls()).toBe(3);
 
-    faults.add({ path: "/api/query", status: 429, code: "RateLimited" });
+    faults.add({ path: "list_environment_variables", status: 429, code: "RateLimited" });
     expect(await queryEnvVariableWithRetries(project, "RETRIED", { fetch: counter.fetch, retryDelay: 1 })).toBe("yes");
     expect(counter.calls()).toBe(5);
   });
 
   it("gives up after maxRetries attempts and rethrows the last error", async () => {
-    emulator.server.emulator.faults.add({ path: "/api/query", status: 500, times: 4 });
+    emulator.server.emulator.faults.add({ path: "list_environment_variables", status: 500, times: 4 });
     const counter = countingFetch();
     const failure = queryEnvVariableWithRetries(project, "RETRIED", { fetch: counter.fetch, maxRetries: 3, retryDelay: 1 });
     await expect(failure).rejects.toMatchObject({ upstreamStatus: 500, upstreamCode: "InternalServerError", retryable: true });
@@ -80,10 +82,10 @@ describe("deployment env vars against the emulator over HTTP", () => {
 
   it("times out a hanging deployment, and retries a timeout", async () => {
     const faults = emulator.server.emulator.faults;
-    faults.add({ path: "/api/query", hang: true });
+    faults.add({ path: "list_environment_variables", hang: true });
     await expect(queryEnvVariable(project, "RETRIED", { timeoutMs: 150 })).rejects.toBeInstanceOf(BackendTimeoutError);
 
-    faults.add({ path: "/api/query", hang: true });
+    faults.add({ path: "list_environment_variables", hang: true });
     const counter = countingFetch();
     expect(await queryEnvVariableWithRetries(project, "RETRIED", { fetch: counter.fetch, timeoutMs: 150, retryDelay: 1 })).toBe("yes");
     expect(counter.calls()).toBe(2);
@@ -91,7 +93,7 @@ describe("deployment env vars against the emulator over HTTP", () => {
 
   it("reports an unreachable deployment as a retryable network error", async () => {
     const closed = await startTestEmulator();
-    const url = `${closed.server.baseUrl}/deployments/${project.deploymentName}`;
+    const url = new URL(closed.server.baseUrl).origin;
     await closed.server.close();
     const failure = await queryEnvVariable({ deploymentUrl: url, token: project.token }, "SITE_URL").catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(BackendNetworkError);

@@ -2,7 +2,6 @@ import { http, HttpResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
-  BackendApiError,
   BackendAuthError,
   BackendSsoRequiredError,
   ProjectQuotaReachedError,
@@ -10,6 +9,7 @@ import {
   createManagedProject,
   deleteManagedProject,
   exchangeOAuthCode,
+  findBackendProjectBySlug,
   getOAuthAuthorizeUrl,
   provisionBackendProject,
   provisionManagedDeployment,
@@ -17,13 +17,20 @@ import {
   queryEnvVariable,
   setEnvVariables,
 } from "@/lib/backend";
+import type { EmulatorExchange } from "@/lib/emulator";
+import { checkExchange } from "../contract/openapi";
 
-/** Pins the exact requests sent to the hosted API (method, URL, headers, body), without the network. */
+/**
+ * Pins the exact requests sent to the hosted v1 Platform API (method, URL, headers, body) without
+ * the network. Every pinned request and every mocked answer is also checked against the OpenAPI
+ * documents, so neither side of these tests can drift from the real contract.
+ */
 
 const API = "https://api.convex.dev";
 const TEAM_TOKEN = "team-scoped-token-0123456789";
+const TEAM_ID = 7;
 const DEPLOYMENT_URL = "https://happy-animal-123.convex.cloud";
-const ADMIN_KEY = "project:acme:my-app|deployment-scoped-secret";
+const DEPLOY_KEY = "dev:happy-animal-123|deployment-scoped-secret";
 
 interface Seen {
   method: string;
@@ -33,105 +40,144 @@ interface Seen {
 }
 
 const seen: Seen[] = [];
+const contractProblems: string[] = [];
 const server = setupServer();
 
-async function record(request: Request): Promise<void> {
-  const headers = Object.fromEntries(request.headers);
-  seen.push({ method: request.method, url: request.url, headers, body: await request.clone().text() });
-}
-
-const createProjectAnswer = { projectSlug: "my-app", projectId: 42, teamSlug: "acme", teamId: 7, deploymentName: "happy-animal-123", prodUrl: DEPLOYMENT_URL, projectsRemaining: 5 };
-const provisionAnswer = { deploymentName: "happy-animal-123", url: DEPLOYMENT_URL, adminKey: ADMIN_KEY, deploymentType: "dev" };
-
-function answer(path: string, body: unknown, status = 200) {
-  return http.post(path, async ({ request }) => {
-    await record(request);
+/** A mocked v1 operation: records the request and checks both sides against the documents. */
+function answer(method: "get" | "post", url: string, body: unknown, status = 200) {
+  return http[method](url, async ({ request }) => {
+    const requestBody = await request.clone().text();
+    seen.push({ method: request.method, url: request.url, headers: Object.fromEntries(request.headers), body: requestBody });
+    const parsed = new URL(request.url);
+    const api: EmulatorExchange["api"] = parsed.origin === DEPLOYMENT_URL ? "deployment" : "management";
+    const responseBody = body === null ? "" : JSON.stringify(body);
+    contractProblems.push(...checkExchange({ api, method: request.method, path: parsed.pathname, query: parsed.searchParams, requestBody, status, responseBody }));
     return body === null ? new HttpResponse(null, { status }) : HttpResponse.json(body as object, { status });
   });
 }
+
+const tokenDetails = answer("get", `${API}/v1/token_details`, { type: "teamToken", id: 3, teamId: TEAM_ID, name: "platform", createTime: 1_700_000_000_000 });
+const noSuchProject = (host = API) =>
+  answer("get", `${host}/v1/teams/acme/projects/app-0001`, { code: "ProjectNotFound", message: "The requested project does not exist" }, 404);
+const createProjectAnswer = { projectId: 42, id: 42, slug: "app-0001", deploymentName: "happy-animal-123", deploymentUrl: DEPLOYMENT_URL };
+const createProject = (host = API) => answer("post", `${host}/v1/teams/${TEAM_ID}/create_project`, createProjectAnswer);
+const createDeployKey = (host = API, deployKey = DEPLOY_KEY) => answer("post", `${host}/v1/deployments/happy-animal-123/create_deploy_key`, { deployKey });
+const projectAnswer = { id: 42, name: "app-0001", slug: "app-0001", teamId: TEAM_ID, teamSlug: "acme", createTime: 1_700_000_000_000, devDeploymentName: "happy-animal-123" };
+const deploymentAnswer = {
+  kind: "cloud",
+  id: 9,
+  name: "happy-animal-123",
+  createTime: 1_700_000_000_000,
+  deploymentType: "dev",
+  projectId: 42,
+  region: "aws-us-east-1",
+  isDefault: true,
+  reference: "dev/happy-animal-123",
+  deploymentUrl: DEPLOYMENT_URL,
+  class: "s16",
+};
+
+const bearer = (token: string) => expect.objectContaining({ authorization: `Bearer ${token}` });
+const json = expect.objectContaining({ "content-type": "application/json" });
 
 beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
 afterEach(() => {
   server.resetHandlers();
   seen.length = 0;
+  expect(contractProblems.splice(0)).toEqual([]);
 });
 afterAll(() => server.close());
 
-describe("requests to the hosted management API", () => {
-  it("create_project: POST JSON with the team token as Bearer; tolerates a missing adminKey", async () => {
-    server.use(answer(`${API}/api/create_project`, createProjectAnswer));
-    const created = await createManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "My App" });
+describe("requests to the hosted v1 management API", () => {
+  it("create_project: the team id from token_details, then POST /v1/teams/{id}/create_project", async () => {
+    server.use(tokenDetails, createProject());
+    const created = await createManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "My App", deploymentType: "dev" });
     expect(seen).toEqual([
-      {
-        method: "POST",
-        url: `${API}/api/create_project`,
-        headers: expect.objectContaining({ authorization: `Bearer ${TEAM_TOKEN}`, "content-type": "application/json" }),
-        body: JSON.stringify({ team: "acme", projectName: "My App", deploymentType: "dev" }),
-      },
+      { method: "GET", url: `${API}/v1/token_details`, headers: bearer(TEAM_TOKEN), body: "" },
+      { method: "POST", url: `${API}/v1/teams/${TEAM_ID}/create_project`, headers: bearer(TEAM_TOKEN), body: JSON.stringify({ projectName: "My App", deploymentType: "dev" }) },
     ]);
-    expect(created).toEqual({ projectSlug: "my-app", projectId: 42, teamSlug: "acme", deploymentName: "happy-animal-123", prodUrl: DEPLOYMENT_URL, adminKey: undefined, projectsRemaining: 5 });
+    expect(seen[1].headers).toEqual(json);
+    expect(created).toEqual({ projectSlug: "app-0001", projectId: 42, teamSlug: "acme", deploymentName: "happy-animal-123", prodUrl: DEPLOYMENT_URL });
   });
 
-  it("provision_and_authorize: POST JSON with both slugs and the deployment type", async () => {
-    server.use(answer(`${API}/api/deployment/provision_and_authorize`, provisionAnswer));
-    const deployment = await provisionManagedDeployment({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectSlug: "my-app", deploymentType: "prod" });
-    expect(seen[0]).toMatchObject({
-      method: "POST",
-      url: `${API}/api/deployment/provision_and_authorize`,
-      headers: expect.objectContaining({ authorization: `Bearer ${TEAM_TOKEN}`, "content-type": "application/json" }),
-      body: JSON.stringify({ teamSlug: "acme", projectSlug: "my-app", deploymentType: "prod" }),
-    });
-    expect(deployment).toEqual(provisionAnswer);
+  it("provisionManagedDeployment: project by slug, list_deployments, create_deployment when missing, create_deploy_key", async () => {
+    server.use(
+      answer("get", `${API}/v1/teams/acme/projects/app-0001`, projectAnswer),
+      answer("get", `${API}/v1/projects/42/list_deployments`, []),
+      answer("post", `${API}/v1/projects/42/create_deployment`, deploymentAnswer),
+      createDeployKey(),
+    );
+    const deployment = await provisionManagedDeployment({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectSlug: "app-0001" });
+    expect(seen.map(({ method, url, body }) => [method, url, body])).toEqual([
+      ["GET", `${API}/v1/teams/acme/projects/app-0001`, ""],
+      ["GET", `${API}/v1/projects/42/list_deployments?deploymentType=dev`, ""],
+      ["POST", `${API}/v1/projects/42/create_deployment`, JSON.stringify({ type: "dev" })],
+      ["POST", `${API}/v1/deployments/happy-animal-123/create_deploy_key`, JSON.stringify({ name: "cloud-backend-service" })],
+    ]);
+    expect(seen.every((request) => request.headers.authorization === `Bearer ${TEAM_TOKEN}`)).toBe(true);
+    expect(deployment).toEqual({ deploymentName: "happy-animal-123", url: DEPLOYMENT_URL, adminKey: DEPLOY_KEY, deploymentType: "dev" });
   });
 
-  it("the full workflow uses both calls against PROVISION_HOST and keeps the deployment-scoped key", async () => {
+  it("the full workflow against PROVISION_HOST: look up by slug, create with a dev deployment, deploy key", async () => {
     const host = "https://provision.example.test";
-    server.use(answer(`${host}/api/create_project`, createProjectAnswer), answer(`${host}/api/deployment/provision_and_authorize`, provisionAnswer));
-    const project = await provisionManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "My App" }, { provisionHost: `${host}/` });
-    expect(seen.map((request) => request.url)).toEqual([`${host}/api/create_project`, `${host}/api/deployment/provision_and_authorize`]);
-    expect(project).toEqual({ token: ADMIN_KEY, deploymentName: "happy-animal-123", deploymentUrl: DEPLOYMENT_URL, projectSlug: "my-app", teamSlug: "acme", projectId: 42, projectsRemaining: 5 });
+    server.use(answer("get", `${host}/v1/token_details`, { type: "teamToken", id: 3, teamId: TEAM_ID, name: "t", createTime: 1 }), noSuchProject(host), createProject(host), createDeployKey(host));
+    const project = await provisionManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "app-0001" }, { provisionHost: `${host}/` });
+    expect(seen.map((request) => `${request.method} ${request.url}`)).toEqual([
+      `GET ${host}/v1/token_details`,
+      `GET ${host}/v1/teams/acme/projects/app-0001`,
+      `POST ${host}/v1/teams/${TEAM_ID}/create_project`,
+      `POST ${host}/v1/deployments/happy-animal-123/create_deploy_key`,
+    ]);
+    expect(project).toEqual({ token: DEPLOY_KEY, deploymentName: "happy-animal-123", deploymentUrl: DEPLOYMENT_URL, projectSlug: "app-0001", teamSlug: "acme", projectId: 42 });
   });
 
-  it("accepts a dev:<deployment> key but refuses a key that carries the team token", async () => {
-    server.use(answer(`${API}/api/create_project`, createProjectAnswer), answer(`${API}/api/deployment/provision_and_authorize`, { ...provisionAnswer, adminKey: "dev:happy-animal-123|abc" }));
-    const project = await provisionManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "My App" });
-    expect(project.token).toBe("dev:happy-animal-123|abc");
+  it("adopts an existing project: its dev deployment from list_deployments and a fresh deploy key, no create", async () => {
+    server.use(tokenDetails, answer("get", `${API}/v1/teams/acme/projects/app-0001`, projectAnswer), answer("get", `${API}/v1/projects/42/list_deployments`, [deploymentAnswer]), createDeployKey());
+    const project = await provisionManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "app-0001" });
+    expect(seen.map((request) => request.url)).not.toContain(`${API}/v1/teams/${TEAM_ID}/create_project`);
+    expect(project).toMatchObject({ projectId: 42, deploymentUrl: DEPLOYMENT_URL, token: DEPLOY_KEY });
+    expect(await findBackendProjectBySlug({ bearerToken: TEAM_TOKEN, team: "acme", projectSlug: "app-0001" })).toEqual({
+      projectId: 42,
+      projectSlug: "app-0001",
+      projectName: "app-0001",
+      teamSlug: "acme",
+    });
+  });
 
-    server.use(answer(`${API}/api/deployment/provision_and_authorize`, { ...provisionAnswer, adminKey: `project:acme:my-app|${TEAM_TOKEN}` }));
-    const failure = provisionManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "My App" });
+  it("refuses a deploy key that carries the team token", async () => {
+    server.use(tokenDetails, noSuchProject(), createProject(), createDeployKey(API, `dev:happy-animal-123|${TEAM_TOKEN}`));
+    const failure = provisionManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "app-0001" });
     await expect(failure).rejects.toMatchObject({ code: "backend_bad_admin_key" });
     await expect(failure).rejects.not.toThrow(TEAM_TOKEN);
   });
 
-  it("delete: the documented POST /v1/projects/{id}/delete, no body; ProjectNotFound is false", async () => {
-    server.use(answer(`${API}/v1/projects/42/delete`, null));
+  it("delete: POST /v1/projects/{id}/delete, no body; ProjectNotFound is false", async () => {
+    server.use(answer("post", `${API}/v1/projects/42/delete`, null));
     expect(await deleteManagedProject({ teamScopedToken: TEAM_TOKEN, projectId: 42 })).toBe(true);
-    expect(seen[0]).toMatchObject({ method: "POST", url: `${API}/v1/projects/42/delete`, body: "", headers: expect.objectContaining({ authorization: `Bearer ${TEAM_TOKEN}` }) });
-    expect(seen[0].headers["content-type"]).toBeUndefined();
+    expect(seen[0]).toMatchObject({ method: "POST", url: `${API}/v1/projects/42/delete`, body: "", headers: bearer(TEAM_TOKEN) });
 
-    server.use(answer(`${API}/v1/projects/43/delete`, { code: "ProjectNotFound", message: "The requested project does not exist" }, 404));
+    server.use(answer("post", `${API}/v1/projects/43/delete`, { code: "ProjectNotFound", message: "The requested project does not exist" }, 404));
     expect(await deleteManagedProject({ teamScopedToken: TEAM_TOKEN, projectId: 43 })).toBe(false);
   });
 
   it("maps quota, SSO and invalid-token answers to their errors", async () => {
     const call = () => createManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "x" });
-    server.use(answer(`${API}/api/create_project`, { code: "ProjectQuotaReached", message: "Team acme has reached 20/20 projects" }, 400));
+    const refuse = (body: { code: string; message: string }, status: number) => answer("post", `${API}/v1/teams/${TEAM_ID}/create_project`, body, status);
+    server.use(tokenDetails, refuse({ code: "ProjectQuotaReached", message: "Team acme has reached 20/20 projects" }, 400));
     await expect(call()).rejects.toBeInstanceOf(ProjectQuotaReachedError);
     await expect(call()).rejects.toThrow(/ProjectQuotaReached.*plan's project limit.*20\/20/);
 
-    server.use(answer(`${API}/api/create_project`, { code: "SSORequired", message: "You must log in with Single Sign-on" }, 403));
+    server.use(refuse({ code: "SSORequired", message: "You must log in with Single Sign-on" }, 403));
     await expect(call()).rejects.toBeInstanceOf(BackendSsoRequiredError);
 
-    server.use(answer(`${API}/api/create_project`, { code: "AccessTokenInvalid", message: "Access Token could not be decoded" }, 401));
+    server.use(answer("get", `${API}/v1/token_details`, { code: "AccessTokenInvalid", message: "Access Token could not be decoded" }, 401));
     await expect(call()).rejects.toBeInstanceOf(BackendAuthError);
     await expect(call()).rejects.toThrow(/rejected the credentials \(401 AccessTokenInvalid\)/);
   });
 
-  it("an unexpected success body is a bad-response error naming the fields", async () => {
-    server.use(answer(`${API}/api/create_project`, { projectSlug: "x" }));
-    const failure = createManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "x" });
-    await expect(failure).rejects.toMatchObject({ code: "backend_bad_response" });
-    await expect(failure).rejects.toThrow(/projectId/);
+  it("a project-scoped token cannot provision: token_details says so", async () => {
+    server.use(answer("get", `${API}/v1/token_details`, { type: "projectToken", id: 3, projectId: 42, name: "p", createTime: 1 }));
+    await expect(createManagedProject({ teamScopedToken: TEAM_TOKEN, teamSlug: "acme", projectName: "x" })).rejects.toMatchObject({ code: "backend_token_not_team_scoped" });
   });
 });
 
@@ -147,8 +193,8 @@ describe("OAuth requests", () => {
     );
   });
 
-  it("exchanges the code with a form-encoded POST /oauth/token", async () => {
-    server.use(answer(`${API}/oauth/token`, { access_token: "team:acme|tok", token_type: "bearer", expires_in: 3600 }));
+  it("exchanges the code with a form-encoded POST /oauth/token (standard OAuth 2.0 with PKCE)", async () => {
+    server.use(answer("post", `${API}/oauth/token`, { access_token: "team:acme|tok", token_type: "bearer", expires_in: 3600 }));
     const tokens = await exchangeOAuthCode({ code: "the-code", clientId: "cid", clientSecret: "csecret", redirectUri: "https://app.example/cb", codeVerifier: "verifier" });
     expect(tokens).toEqual({ access_token: "team:acme|tok", token_type: "bearer", expires_in: 3600 });
     expect(seen[0]).toMatchObject({ method: "POST", url: `${API}/oauth/token`, headers: expect.objectContaining({ "content-type": "application/x-www-form-urlencoded" }) });
@@ -163,46 +209,39 @@ describe("OAuth requests", () => {
     });
   });
 
-  it("creates and provisions with the user's access token as Bearer", async () => {
-    server.use(answer(`${API}/api/create_project`, createProjectAnswer), answer(`${API}/api/deployment/provision_and_authorize`, provisionAnswer));
+  it("creates and provisions with the user's access token as Bearer; a deploy key built from that token is kept", async () => {
+    // The hosted API makes an OAuth-granted deploy key from the granted token itself.
+    const oauthKey = "dev:happy-animal-123|team:acme|user-token";
+    server.use(tokenDetails, noSuchProject(), createProject(), createDeployKey(API, oauthKey));
     await createBackendProject({ accessToken: "team:acme|user-token", teamSlug: "acme", projectName: "Mine", deploymentType: "prod" });
-    expect(seen[0].body).toBe(JSON.stringify({ team: "acme", projectName: "Mine", deploymentType: "prod" }));
-    const project = await provisionBackendProject({ accessToken: "team:acme|user-token", teamSlug: "acme", projectName: "Mine" });
-    expect(seen.slice(1).map((request) => request.headers.authorization)).toEqual(["Bearer team:acme|user-token", "Bearer team:acme|user-token"]);
-    expect(project.token).toBe(ADMIN_KEY);
+    expect(seen[1].body).toBe(JSON.stringify({ projectName: "Mine", deploymentType: "prod" }));
+    const project = await provisionBackendProject({ accessToken: "team:acme|user-token", teamSlug: "acme", projectName: "app-0001" });
+    expect(new Set(seen.map((request) => request.headers.authorization))).toEqual(new Set(["Bearer team:acme|user-token"]));
+    expect(project.token).toBe(oauthKey);
   });
 });
 
-describe("requests to a hosted deployment", () => {
-  const project = { deploymentUrl: DEPLOYMENT_URL, token: ADMIN_KEY };
+describe("requests to a hosted deployment (v1 deployment API)", () => {
+  const project = { deploymentUrl: DEPLOYMENT_URL, token: DEPLOY_KEY };
 
-  it("update_environment_variables: Convex <admin key>, all changes in one body", async () => {
-    server.use(answer(`${DEPLOYMENT_URL}/api/update_environment_variables`, null));
+  it("update_environment_variables: Convex <deploy key>, all changes in one body", async () => {
+    server.use(answer("post", `${DEPLOYMENT_URL}/api/v1/update_environment_variables`, null));
     await setEnvVariables(project, { SITE_URL: "https://x.example", JWKS: "{}" });
     expect(seen).toEqual([
       {
         method: "POST",
-        url: `${DEPLOYMENT_URL}/api/update_environment_variables`,
-        headers: expect.objectContaining({ authorization: `Convex ${ADMIN_KEY}`, "content-type": "application/json" }),
+        url: `${DEPLOYMENT_URL}/api/v1/update_environment_variables`,
+        headers: expect.objectContaining({ authorization: `Convex ${DEPLOY_KEY}`, "content-type": "application/json" }),
         body: JSON.stringify({ changes: [{ name: "SITE_URL", value: "https://x.example" }, { name: "JWKS", value: "{}" }] }),
       },
     ]);
   });
 
-  it("query: the CLI's system function; value, null, and status error", async () => {
-    server.use(answer(`${DEPLOYMENT_URL}/api/query`, { status: "success", value: { name: "JWKS", value: "{}" } }));
+  it("queryEnvVariable: list_environment_variables, the value or null", async () => {
+    server.use(answer("get", `${DEPLOYMENT_URL}/api/v1/list_environment_variables`, { environmentVariables: { JWKS: "{}" } }));
     expect(await queryEnvVariable(project, "JWKS")).toBe("{}");
-    expect(seen[0]).toMatchObject({
-      headers: expect.objectContaining({ authorization: `Convex ${ADMIN_KEY}`, "content-type": "application/json" }),
-      body: JSON.stringify({ path: "_system/cli/queryEnvironmentVariables:get", format: "convex_encoded_json", args: [{ name: "JWKS" }] }),
-    });
-
-    server.use(answer(`${DEPLOYMENT_URL}/api/query`, { status: "success", value: null }));
-    expect(await queryEnvVariable(project, "JWKS")).toBeNull();
-
-    server.use(answer(`${DEPLOYMENT_URL}/api/query`, { status: "error", errorMessage: "Missing permission ViewEnvironmentVariables" }));
-    const failure = queryEnvVariable(project, "JWKS");
-    await expect(failure).rejects.toBeInstanceOf(BackendApiError);
-    await expect(failure).rejects.toThrow(/ViewEnvironmentVariables/);
+    expect(await queryEnvVariable(project, "SITE_URL")).toBeNull();
+    expect(await queryEnvVariable(project, "toString")).toBeNull();
+    expect(seen[0]).toMatchObject({ method: "GET", body: "", headers: expect.objectContaining({ authorization: `Convex ${DEPLOY_KEY}` }) });
   });
 });

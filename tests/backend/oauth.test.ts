@@ -6,7 +6,6 @@ import {
   createPkcePair,
   exchangeOAuthCode,
   getOAuthAuthorizeUrl,
-  parseAdminKey,
   provisionBackendProject,
   queryEnvVariable,
   setEnvVariables,
@@ -51,7 +50,8 @@ describe("OAuth flow against the emulator over HTTP", () => {
     expect(created).toMatchObject({ projectSlug: "oauth-one", teamSlug, projectId: expect.any(Number) });
 
     const project = await provisionBackendProject({ accessToken: tokens.access_token, teamSlug, projectName: "oauth two" }, emulator.management);
-    expect(parseAdminKey(project.token)).toMatchObject({ teamSlug, projectSlug: "oauth-two" });
+    expect(project).toMatchObject({ teamSlug, projectSlug: "oauth-two" });
+    expect(project.token).toMatch(new RegExp(`^dev:${project.deploymentName}\\|`));
     expect(project.token).not.toContain(tokens.access_token.split("|")[1]);
     await setEnvVariables(project, { FROM_OAUTH: "1" });
     expect(await queryEnvVariable(project, "FROM_OAUTH")).toBe("1");

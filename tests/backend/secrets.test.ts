@@ -61,24 +61,24 @@ describe("secrets stay out of logs and errors", () => {
     const keys = await generateAuthKeys();
 
     await capture(createManagedProject({ teamScopedToken: wrongToken, teamSlug: "local-team", projectName: "x" }, emulator.management));
-    await capture(setEnvVariables({ deploymentUrl: project.deploymentUrl, token: emulator.team.teamScopedToken }, { JWT_PRIVATE_KEY: keys.JWT_PRIVATE_KEY }));
+    await capture(setEnvVariables({ deploymentUrl: project.deploymentUrl, token: wrongToken }, { JWT_PRIVATE_KEY: keys.JWT_PRIVATE_KEY }));
     faults.add({ path: "update_environment_variables", status: 503, code: "OptimisticConcurrencyControlFailure", times: 3 });
     await capture(setEnvVariablesWithRetries(project, { JWT_PRIVATE_KEY: keys.JWT_PRIVATE_KEY }, { retryDelay: 1 }));
-    faults.add({ path: "/api/query", hang: true });
+    faults.add({ path: "list_environment_variables", hang: true });
     await capture(queryEnvVariableWithRetries(project, "JWKS", { timeoutMs: 100, maxRetries: 1 }));
     // Three parallel queries, three attempts each.
-    faults.add({ path: "/api/query", status: 500, times: 9 });
+    faults.add({ path: "list_environment_variables", status: 500, times: 9 });
     await capture(initializeBackendAuth(project, "http://localhost:8081", { retryDelay: 1 }));
     await capture(exchangeOAuthCode({ code: "bogus-code-value-271828", clientId: identity.oauthClientId, clientSecret: identity.oauthClientSecret, redirectUri: "http://127.0.0.1/cb" }, emulator.management));
     await capture(exchangeOAuthCode({ code: "bogus-code-value-271828", clientId: identity.oauthClientId, clientSecret: "wrong-client-secret-161803", redirectUri: "http://127.0.0.1/cb" }, emulator.management));
 
     // A hostile hosted API that echoes everything it receives.
     hosted.use(
-      http.post("https://api.convex.dev/*", async ({ request }) =>
+      http.all("https://api.convex.dev/*", async ({ request }) =>
         HttpResponse.json({ code: `Echo ${request.headers.get("authorization")}`, message: await request.text() }, { status: 400 }),
       ),
-      http.post("https://echo-deployment.convex.cloud/*", async ({ request }) =>
-        HttpResponse.json({ status: "error", errorMessage: `${request.headers.get("authorization")} ${await request.text()}` }),
+      http.all("https://echo-deployment.convex.cloud/*", async ({ request }) =>
+        HttpResponse.json({ code: "Echo", message: `${request.headers.get("authorization")} ${request.url}` }, { status: 400 }),
       ),
     );
     await capture(createManagedProject({ teamScopedToken: emulator.team.teamScopedToken, teamSlug: "local-team", projectName: "x" }));

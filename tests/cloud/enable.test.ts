@@ -41,7 +41,7 @@ describe("POST /api/cloud/enable", () => {
     const text = await response.text();
     expect(response.status).toBe(200);
     const body = JSON.parse(text);
-    expect(body).toEqual({ success: true, deploymentUrl: expect.stringContaining("/emulator/deployments/") });
+    expect(body).toEqual({ success: true, deploymentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
 
     const sandbox = await fx.sandboxOf(project);
     expect(JSON.parse(await sandbox.files.read(`${APP_DIR}/convex.json`))).toEqual({ functions: "convex/" });
@@ -69,7 +69,8 @@ describe("POST /api/cloud/enable", () => {
 
     const credentials = await getCredentials(fx.db, project.id);
     expect(credentials).toMatchObject({ mode: "managed", deploymentUrl: body.deploymentUrl, backendProjectId: expect.any(Number) });
-    expect(credentials!.adminKey).toMatch(/^project:[^:]+:[^|]+\|.+/);
+    // The v1 deploy key of the deployment (`dev:<deployment>|…`), never the team token.
+    expect(credentials!.adminKey).toMatch(new RegExp(`^dev:${credentials!.deploymentName}\\|.+`));
     const raw = await fx.db.query("select * from backend_project_credentials where project_id = $1", [project.id]);
     expect(JSON.stringify(raw.rows)).not.toContain(credentials!.adminKey.split("|")[1]);
     expect(text).not.toContain(credentials!.adminKey.split("|")[1]);
@@ -131,7 +132,7 @@ describe("POST /api/cloud/enable", () => {
   it("retries a 5xx or 429 blip on create and provision inside the run, creating one project", async () => {
     const project = await fx.newProject();
     fx.emulator.emulator.faults.add({ path: "create_project", status: 503 });
-    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 429, code: "RateLimited" });
+    fx.emulator.emulator.faults.add({ path: "create_deploy_key", status: 429, code: "RateLimited" });
     const response = await enable(project.id);
     expect(response.status).toBe(200);
     expect(await stateOf(project)).toMatchObject({ kind: "connected" });
@@ -143,7 +144,7 @@ describe("POST /api/cloud/enable", () => {
     process.env.BACKEND_API_TIMEOUT_MS = "5000";
     reloadConfig();
     try {
-      fx.emulator.emulator.faults.add({ path: "provision_and_authorize", hang: true });
+      fx.emulator.emulator.faults.add({ path: "create_deploy_key", hang: true });
       expect((await enable(project.id)).status).toBe(200);
     } finally {
       delete process.env.BACKEND_API_TIMEOUT_MS;
@@ -154,7 +155,7 @@ describe("POST /api/cloud/enable", () => {
 
   it("records failed when a 5xx outlasts the retries, and a retry reuses the project already created", async () => {
     const project = await fx.newProject();
-    fx.emulator.emulator.faults.add({ path: "provision_and_authorize", status: 500, times: DEFAULT_MAX_RETRIES });
+    fx.emulator.emulator.faults.add({ path: "create_deploy_key", status: 500, times: DEFAULT_MAX_RETRIES });
     const failed = await enable(project.id);
     expect(failed.status).toBe(502);
     expect(await stateOf(project)).toMatchObject({ kind: "failed", errorMessage: expect.any(String) });

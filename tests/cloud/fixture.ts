@@ -1,12 +1,13 @@
 import crypto from "node:crypto";
 import path from "node:path";
 import { GET as errorStreamRoute } from "@/app/api/projects/[id]/errors/stream/route";
-import { backendProjectName } from "@/lib/cloud/provisioning-run";
+import { backendProjectNameFor } from "@/lib/backend";
 import { reloadConfig } from "@/lib/config";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
 import { createProject } from "@/lib/projects";
 import { getSandboxProvider, resetSandboxProvider, SANDBOX_HOME } from "@/lib/sandbox";
 import { getStore, type Sql } from "@/lib/store";
+import { contractRecorder } from "../contract/openapi";
 import type { Project } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
 import { SseReader } from "../realtime/sse-client";
@@ -18,7 +19,8 @@ import { SseReader } from "../realtime/sse-client";
  */
 export async function startCloudFixture(env: Record<string, string> = {}) {
   const db = await getStore();
-  const emulator = await startEmulatorServer();
+  const contract = contractRecorder();
+  const emulator = await startEmulatorServer({ onExchange: contract.onExchange });
   Object.assign(process.env, { BACKEND_PROVIDER: "local", PROVISION_HOST: emulator.baseUrl, ...env });
   reloadConfig();
   resetSandboxProvider();
@@ -61,13 +63,14 @@ export async function startCloudFixture(env: Record<string, string> = {}) {
     /** Backend projects the emulator created for this project. */
     async emulatedProjects(project: Project): Promise<number> {
       const { rows } = await db.query<{ count: number }>("select count(*)::int as count from emulator_projects where name = $1", [
-        backendProjectName(project),
+        backendProjectNameFor(project.id),
       ]);
       return rows[0].count;
     },
     async close() {
       for (const id of sandboxes) await getSandboxProvider().kill(id);
       await emulator.close();
+      contract.verify();
     },
   };
 }

@@ -1,85 +1,118 @@
-import { describe, expect, it } from "vitest";
-import { formatAdminKey, parseAdminKey } from "@/lib/backend";
+import { afterAll, describe, expect, it } from "vitest";
+import { createEmulatorTeam } from "@/lib/emulator";
+import { getStore } from "@/lib/store";
 import { emulatorClient } from "./helpers";
 
 const QUERY = "_system/cli/queryEnvironmentVariables:get";
 
-describe("emulated deployment API", () => {
-  const { call, json, identity, provision } = emulatorClient();
+describe("emulated deployment API (at the root of each deployment's listener)", () => {
+  const { call, json, identity, provision, close } = emulatorClient();
+  afterAll(close);
 
-  const update = (name: string, key: string | undefined, changes: unknown, version = "") =>
-    call(`/deployments/${name}/api${version}/update_environment_variables`, json({ changes }, key && `Convex ${key}`));
-  const query = async (name: string, key: string, variable: string) =>
-    (await call(`/deployments/${name}/api/query`, json({ path: QUERY, format: "convex_encoded_json", args: [{ name: variable }] }, `Convex ${key}`))).json();
+  const send = (url: string, path: string, key: string | undefined, init: RequestInit = {}) =>
+    fetch(new URL(path, url), { ...init, headers: { "content-type": "application/json", ...(key && { authorization: `Convex ${key}` }), ...init.headers } });
+  const update = (url: string, key: string | undefined, changes: unknown, path = "/api/v1/update_environment_variables") =>
+    send(url, path, key, { method: "POST", body: JSON.stringify({ changes }) });
+  const list = async (url: string, key: string) => (await send(url, "/api/v1/list_environment_variables", key)).json();
+  const query = (url: string, key: string, body: unknown) => send(url, "/api/query", key, { method: "POST", body: JSON.stringify(body) });
 
-  it("sets, reads and deletes variables with the deployment's own key (scheme case-insensitive)", async () => {
-    const { deployment } = await provision("vars");
-    const name = deployment.deploymentName;
-    const set = await update(name, deployment.adminKey, [{ name: "A", value: "1" }, { name: "B_2", value: "two" }]);
+  it("sets, lists and deletes variables; an absent or null value deletes; the CLI's unversioned path works too", async () => {
+    const { created, deployKey } = await provision("vars");
+    const url = created.deploymentUrl;
+    const set = await update(url, deployKey, [{ name: "A", value: "1" }, { name: "B_2", value: "two" }, { name: "C", value: "3" }]);
     expect(set.status).toBe(200);
     expect(await set.text()).toBe("");
-    expect(await query(name, deployment.adminKey, "A")).toEqual({ status: "success", value: { name: "A", value: "1" } });
+    expect(await list(url, deployKey)).toEqual({ environmentVariables: { A: "1", B_2: "two", C: "3" } });
 
-    const viaV1 = await call(`/deployments/${name}/api/v1/update_environment_variables`, json({ changes: [{ name: "A", value: null }] }, `convex ${deployment.adminKey}`));
-    expect(viaV1.status).toBe(200);
-    expect(await query(name, deployment.adminKey, "A")).toEqual({ status: "success", value: null });
-    expect(await query(name, deployment.adminKey, "B_2")).toMatchObject({ value: { value: "two" } });
+    expect((await update(url, deployKey, [{ name: "A" }, { name: "C", value: null }], "/api/update_environment_variables")).status).toBe(200);
+    expect(await list(url, deployKey)).toEqual({ environmentVariables: { B_2: "two" } });
+    const read = await query(url, deployKey, { path: QUERY, format: "convex_encoded_json", args: [{ name: "B_2" }] });
+    expect(await read.json()).toEqual({ status: "success", value: { name: "B_2", value: "two" }, logLines: [] });
   });
 
-  it("refuses a missing key (401), the team token and other deployments' keys (403 BadDeployKey)", async () => {
-    const { deployment } = await provision("guarded");
-    const { deployment: other } = await provision("other");
-    const name = deployment.deploymentName;
-    expect((await update(name, undefined, [])).status).toBe(401);
-    const parts = parseAdminKey(deployment.adminKey)!;
+  it("answers get_canonical_urls and deployment_info for its own deployment", async () => {
+    const { created, deployKey } = await provision("info");
+    const urls = await (await send(created.deploymentUrl, "/api/v1/get_canonical_urls", deployKey)).json();
+    expect(urls).toEqual({ convexCloudUrl: created.deploymentUrl, convexSiteUrl: created.deploymentUrl });
+    const info = await (await send(created.deploymentUrl, "/api/v1/deployment_info", deployKey)).json();
+    expect(info).toEqual({
+      kind: "cloud",
+      id: expect.any(Number),
+      teamId: expect.any(Number),
+      projectId: created.id,
+      projectName: "info",
+      projectSlug: "info",
+      deploymentType: "dev",
+      reference: created.deploymentName,
+    });
+  });
+
+  it("accepts the team token wherever the hosted deployment does: bare and as project:<team>:<project>|<token>", async () => {
+    const { created } = await provision("team-token");
+    const projectKey = `project:${identity.teamSlug}:${created.slug}|${identity.teamToken}`;
+    for (const key of [identity.teamToken, projectKey]) {
+      expect((await update(created.deploymentUrl, key, [{ name: "T", value: "1" }])).status).toBe(200);
+    }
+    expect(await list(created.deploymentUrl, projectKey)).toEqual({ environmentVariables: { T: "1" } });
+  });
+
+  it("refuses a missing key, keys of other deployments and other teams' tokens with 401 in the hosted shape", async () => {
+    const { created, deployKey } = await provision("guarded");
+    const other = await provision("other");
+    const { token: foreignTeamToken } = await createEmulatorTeam(await getStore(), { slug: "foreign-team" });
+    const missing = await update(created.deploymentUrl, undefined, []);
+    expect(missing.status).toBe(401);
+    expect(await missing.json()).toEqual({ code: "BadAdminKey", message: expect.any(String) });
+    const secret = deployKey.slice(deployKey.indexOf("|") + 1);
     const forged = [
-      identity.teamToken,
-      formatAdminKey({ ...parts, token: identity.teamToken }),
-      other.adminKey,
-      // The right secret under another project's prefix.
-      formatAdminKey({ ...parts, projectSlug: "other" }),
+      other.deployKey,
+      // The right secret under another deployment's name, and under another project's prefix.
+      `dev:${other.created.deploymentName}|${secret}`,
+      `project:${identity.teamSlug}:other|${identity.teamToken}`,
+      foreignTeamToken,
     ];
     for (const key of forged) {
-      const response = await update(name, key, [{ name: "X", value: "1" }]);
-      expect(response.status).toBe(403);
+      const response = await update(created.deploymentUrl, key, [{ name: "X", value: "1" }]);
+      expect(response.status).toBe(401);
       const body = await response.json();
-      expect(body).toEqual({ code: "BadDeployKey", message: expect.stringContaining(name) });
-      expect(JSON.stringify(body)).not.toContain(identity.teamToken);
+      expect(body).toEqual({
+        code: "BadDeployKey",
+        message: `The provided deploy key was invalid for deployment '${created.deploymentName}'. Double check that the environment this key was generated for matches the desired deployment.`,
+      });
     }
-    const bearer = await call(`/deployments/${name}/api/query`, json({ path: QUERY, args: [{ name: "X" }] }, `Bearer ${deployment.adminKey}`));
+    const bearer = await send(created.deploymentUrl, "/api/v1/list_environment_variables", undefined, { headers: { authorization: `Bearer ${deployKey}` } });
     expect(bearer.status).toBe(401);
   });
 
   it("applies the upstream limits on names and values, atomically", async () => {
-    const { deployment } = await provision("limits");
-    const name = deployment.deploymentName;
+    const { created, deployKey } = await provision("limits");
     const cases: [unknown, string][] = [
       [[{ name: "9LIVES", value: "x" }], "EnvironmentVariableNameInvalid"],
       [[{ name: "A".repeat(257), value: "x" }], "EnvironmentVariableNameTooLong"],
       [[{ name: "OK", value: "x" }, { name: "BIG", value: "x".repeat(8 * 1024 + 1) }], "EnvironmentVariableValueTooLarge"],
     ];
     for (const [changes, code] of cases) {
-      const response = await update(name, deployment.adminKey, changes);
+      const response = await update(created.deploymentUrl, deployKey, changes);
       expect(response.status).toBe(400);
       expect((await response.json()).code).toBe(code);
     }
-    expect(await query(name, deployment.adminKey, "OK")).toEqual({ status: "success", value: null });
+    expect(await list(created.deploymentUrl, deployKey)).toEqual({ environmentVariables: {} });
   });
 
-  it("answers unknown deployments and functions like upstream", async () => {
-    const { deployment } = await provision("functions");
-    expect((await update("no-such-deployment-1", deployment.adminKey, [])).status).toBe(404);
-    const unknown = await call(`/deployments/${deployment.deploymentName}/api/query`, json({ path: "messages:list", args: [{}] }, `Convex ${deployment.adminKey}`));
-    expect(await unknown.json()).toEqual({ code: "FunctionNotFound", message: expect.any(String) });
-    const badArgs = await call(`/deployments/${deployment.deploymentName}/api/query`, json({ path: QUERY, args: [] }, `Convex ${deployment.adminKey}`));
-    expect(badArgs.status).toBe(400);
-    expect((await badArgs.json()).status).toBe("error");
+  it("answers failed function calls with 560 and the UDF error shape, like hosted deployments", async () => {
+    const { created, deployKey } = await provision("functions");
+    const unknown = await query(created.deploymentUrl, deployKey, { path: "messages:list", args: [{}] });
+    expect(unknown.status).toBe(560);
+    expect(await unknown.json()).toEqual({ status: "error", errorMessage: expect.stringContaining("Could not find public function for 'messages:list'"), errorData: null, logLines: [] });
+    const badArgs = await query(created.deploymentUrl, deployKey, { path: QUERY, args: [] });
+    expect(badArgs.status).toBe(560);
+    expect(await badArgs.json()).toMatchObject({ status: "error", errorMessage: expect.stringContaining("ArgumentValidationError") });
   });
 
-  it("deleting the project revokes its keys", async () => {
-    const { created, deployment } = await provision("revoked");
-    await call(`/v1/projects/${created.projectId}/delete`, { method: "POST", headers: { authorization: `Bearer ${identity.teamToken}` } });
-    const response = await update(deployment.deploymentName, deployment.adminKey, [{ name: "A", value: "1" }]);
-    expect(await response.json()).toEqual({ code: "DeploymentNotFound", message: expect.any(String) });
+  it("deleting the project closes its listener and revokes its keys", async () => {
+    const { created, deployKey } = await provision("revoked");
+    await call(`/v1/projects/${created.id}/delete`, { method: "POST", headers: { authorization: `Bearer ${identity.teamToken}` } });
+    await expect(update(created.deploymentUrl, deployKey, [{ name: "A", value: "1" }])).rejects.toThrow();
+    expect((await call(`/v1/deployments/${created.deploymentName}/create_deploy_key`, json({ name: "x" }, `Bearer ${identity.teamToken}`))).status).toBe(404);
   });
 });

@@ -1,12 +1,16 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { ADMIN_SECRET_HEADER, FAULT_HEADER } from "@/lib/emulator";
 import { FaultController, HANG_LIMIT_MS } from "@/lib/emulator/faults";
 import { emulatorClient } from "./helpers";
 
 describe("fault injection", () => {
-  const { call, json, identity, teamBearer, emulator } = emulatorClient();
-  const create = (headers: Record<string, string> = {}) =>
-    call("/api/create_project", { ...json({ team: identity.teamSlug, projectName: "faulty" }), headers: { "content-type": "application/json", authorization: teamBearer, ...headers } });
+  const { call, json, identity, teamBearer, emulator, close } = emulatorClient();
+  afterAll(close);
+  let createPath = "";
+  const create = async (headers: Record<string, string> = {}) => {
+    createPath ||= `/v1/teams/${(await (await call("/v1/token_details", { headers: { authorization: teamBearer } })).json()).teamId}/create_project`;
+    return call(createPath, { ...json({ projectName: "faulty" }), headers: { "content-type": "application/json", authorization: teamBearer, ...headers } });
+  };
 
   afterEach(() => {
     emulator.faults.clear();
@@ -31,7 +35,7 @@ describe("fault injection", () => {
     expect((await call("/_admin/faults", { method: "POST", body: JSON.stringify({ status: 500 }) })).status).toBe(403);
     const added = await call("/_admin/faults", { method: "POST", headers: admin, body: JSON.stringify({ path: "create_project", status: 400, code: "ProjectQuotaReached", times: 2 }) });
     expect(added.status).toBe(204);
-    expect((await call("/api/deployment/provision_and_authorize", json({}, teamBearer))).status).toBe(400);
+    expect((await call("/v1/deployments/x/create_deploy_key", json({ name: "k" }, teamBearer))).status).toBe(404);
     expect((await (await create()).json()).code).toBe("ProjectQuotaReached");
     expect((await (await create()).json()).code).toBe("ProjectQuotaReached");
     expect((await create()).status).toBe(200);
@@ -60,7 +64,7 @@ describe("fault injection", () => {
   it("hangs until the caller aborts", async () => {
     emulator.faults.add({ hang: true });
     const controller = new AbortController();
-    const pending = emulator.handle(new Request("http://127.0.0.1/emulator/api/create_project", { method: "POST", signal: controller.signal }));
+    const pending = emulator.handle(new Request("http://127.0.0.1/emulator/v1/teams/1/create_project", { method: "POST", signal: controller.signal }));
     controller.abort();
     const response = await pending;
     expect(response.status).toBe(504);
@@ -80,11 +84,18 @@ describe("FaultController", () => {
     const faults = new FaultController();
     faults.add({ path: "query", status: 500, times: 2 });
     faults.add({ status: 429 });
-    expect(faults.take("/deployments/x/api/query")?.status).toBe(500);
-    expect(faults.take("/api/create_project")?.status).toBe(429);
-    expect(faults.take("/api/create_project")).toBeUndefined();
-    expect(faults.take("/deployments/x/api/query")?.status).toBe(500);
-    expect(faults.take("/deployments/x/api/query")).toBeUndefined();
+    expect(faults.take("/api/query", "deployment")?.status).toBe(500);
+    expect(faults.take("/v1/teams/1/create_project", "management")?.status).toBe(429);
+    expect(faults.take("/v1/teams/1/create_project", "management")).toBeUndefined();
+    expect(faults.take("/api/query", "deployment")?.status).toBe(500);
+    expect(faults.take("/api/query", "deployment")).toBeUndefined();
     expect(() => faults.add({ status: 200 })).toThrow();
+  });
+
+  it("matches by API when the rule names one", () => {
+    const faults = new FaultController();
+    faults.add({ api: "management", status: 503, times: 2 });
+    expect(faults.take("/api/v1/list_environment_variables", "deployment")).toBeUndefined();
+    expect(faults.take("/v1/token_details", "management")?.status).toBe(503);
   });
 });

@@ -1,11 +1,23 @@
 import { createEmulator, type Emulator, type EmulatorOptions } from "@/lib/emulator";
+import { contractRecorder } from "../contract/openapi";
 
 export const ORIGIN = "http://127.0.0.1:4010";
 export const BASE = `${ORIGIN}/emulator`;
 
-/** Calls an emulator's handler directly (no HTTP), the way the app route does. */
+/** A project created with a dev deployment, and a deploy key of that deployment. */
+export interface ProvisionedForTest {
+  created: { id: number; slug: string; deploymentName: string; deploymentUrl: string };
+  deployKey: string;
+}
+
+/**
+ * Calls an emulator's management handler directly (no HTTP), the way the app route does; its
+ * deployments listen on loopback. Every exchange is checked against the OpenAPI documents, and
+ * `close()` (call it in afterAll) closes the listeners and fails when one broke the contract.
+ */
 export function emulatorClient(options: EmulatorOptions = {}) {
-  const emulator: Emulator = createEmulator(options);
+  const contract = contractRecorder();
+  const emulator: Emulator = createEmulator({ ...options, onExchange: contract.onExchange });
   const { identity } = emulator;
   const call = (path: string, init: RequestInit = {}) => emulator.handle(new Request(BASE + path, init));
   const json = (body: unknown, authorization?: string): RequestInit => ({
@@ -20,14 +32,22 @@ export function emulatorClient(options: EmulatorOptions = {}) {
   });
   const teamBearer = `Bearer ${identity.teamToken}`;
 
-  /** create_project + provision_and_authorize on the built-in team. */
-  async function provision(projectName: string) {
-    const created = await (await call("/api/create_project", json({ team: identity.teamSlug, projectName, deploymentType: "dev" }, teamBearer))).json();
-    const deployment = await (
-      await call("/api/deployment/provision_and_authorize", json({ teamSlug: identity.teamSlug, projectSlug: created.projectSlug, deploymentType: "dev" }, teamBearer))
-    ).json();
-    return { created, deployment: deployment as { deploymentName: string; url: string; adminKey: string } };
+  /** The built-in team's id, from token_details as a client reads it. */
+  async function teamId(bearer = teamBearer): Promise<number> {
+    return (await (await call("/v1/token_details", { headers: { authorization: bearer } })).json()).teamId;
   }
 
-  return { emulator, identity, call, json, form, teamBearer, provision };
+  /** create_project (dev) + create_deploy_key on the built-in team. */
+  async function provision(projectName: string): Promise<ProvisionedForTest> {
+    const created = await (await call(`/v1/teams/${await teamId()}/create_project`, json({ projectName, deploymentType: "dev" }, teamBearer))).json();
+    const { deployKey } = await (await call(`/v1/deployments/${created.deploymentName}/create_deploy_key`, json({ name: "test" }, teamBearer))).json();
+    return { created, deployKey };
+  }
+
+  async function close(): Promise<void> {
+    await emulator.close();
+    contract.verify();
+  }
+
+  return { emulator, identity, call, json, form, teamBearer, teamId, provision, close, contract };
 }

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { BASE, emulatorClient } from "./helpers";
 
 const REDIRECT = "https://app.example/backend/callback";
@@ -7,7 +7,8 @@ const TEN_MINUTES = 10 * 60 * 1000;
 
 describe("emulated OAuth consent page and token endpoint", () => {
   let now = new Date("2026-11-23T10:00:00Z");
-  const { call, form, identity } = emulatorClient({ now: () => now });
+  const { call, form, identity, teamId, close } = emulatorClient({ now: () => now });
+  afterAll(close);
   const authorizeQuery = (extra: Record<string, string> = {}) =>
     new URLSearchParams({ client_id: identity.oauthClientId, redirect_uri: REDIRECT, response_type: "code", ...extra }).toString();
 
@@ -64,10 +65,10 @@ describe("emulated OAuth consent page and token endpoint", () => {
     expect(response.status).toBe(200);
     const body = await response.json();
     expect(body).toEqual({ access_token: expect.stringMatching(/^team:local-team\|[A-Za-z0-9_-]+$/), token_type: "bearer" });
-    const created = await call("/api/create_project", {
+    const created = await call(`/v1/teams/${await teamId(`Bearer ${body.access_token}`)}/create_project`, {
       method: "POST",
-      headers: { authorization: `Bearer ${body.access_token}` },
-      body: JSON.stringify({ team: "local-team", projectName: "via oauth" }),
+      headers: { authorization: `Bearer ${body.access_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ projectName: "via oauth" }),
     });
     expect(created.status).toBe(200);
     const replay = await exchange(code);

@@ -19,14 +19,14 @@ describe("emulator on PostgreSQL", () => {
 
   it("never exceeds a team's quota when creations race", async () => {
     const emulator = createEmulator({ db });
-    const { token } = await createEmulatorTeam(db, { slug: "racing-team", projectQuota: 3 });
+    const { team, token } = await createEmulatorTeam(db, { slug: "racing-team", projectQuota: 3 });
     const responses = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
         emulator.handle(
-          new Request("http://127.0.0.1/emulator/api/create_project", {
+          new Request(`http://127.0.0.1/emulator/v1/teams/${team.id}/create_project`, {
             method: "POST",
             headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-            body: JSON.stringify({ team: "racing-team", projectName: `race ${index}`, deploymentType: "dev" }),
+            body: JSON.stringify({ projectName: `race ${index}`, deploymentType: "dev" }),
           }),
         ),
       ),
@@ -34,11 +34,13 @@ describe("emulator on PostgreSQL", () => {
     const bodies = await Promise.all(responses.map((response) => response.json()));
     const created = bodies.filter((body) => body.projectId !== undefined);
     expect(created).toHaveLength(3);
-    expect(created.map((body) => body.projectsRemaining).sort()).toEqual([0, 1, 2]);
+    // Each created project's dev deployment got its own listener port.
+    expect(new Set(created.map((body) => body.deploymentUrl)).size).toBe(3);
     expect(bodies.filter((body) => body.code === "ProjectQuotaReached")).toHaveLength(5);
     const { rows } = await db.query<{ count: number }>(
       "select count(*)::int as count from emulator_projects p join emulator_teams t on t.id = p.team_id where t.slug = 'racing-team'",
     );
     expect(rows[0].count).toBe(3);
+    await emulator.close();
   });
 });

@@ -67,7 +67,7 @@ describe("OAuth connect, end to end over HTTP", () => {
     expect(done.status).toBe(200);
 
     const state = await stateOf(project);
-    expect(state).toMatchObject({ kind: "connected", teamSlug: "local-team", deploymentUrl: expect.stringContaining("/emulator/deployments/") });
+    expect(state).toMatchObject({ kind: "connected", teamSlug: "local-team", deploymentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
     const credentials = await getCredentials(fx.db, project.id);
     expect(credentials).toMatchObject({ mode: "oauth", userId: fx.owner.user.id, backendProjectId: expect.any(Number) });
     expect(credentials!.accessToken).toMatch(/^team:local-team\|.+/);

@@ -3,7 +3,7 @@ import { POST as connectRoute } from "@/app/api/backend/managed/connect/route";
 import { POST as disconnectRoute } from "@/app/api/backend/managed/disconnect/route";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { connectManagedBackend, enableCloudBackend } from "@/lib/cloud/enable";
-import { backendProjectName } from "@/lib/cloud/provisioning-run";
+import { backendProjectNameFor } from "@/lib/backend";
 import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole } from "@/lib/sandbox";
 import { getCredentials } from "@/lib/store/credentials";
 import { getProject, type Project } from "@/lib/store/projects";
@@ -49,7 +49,7 @@ describe("POST /api/backend/managed/connect", () => {
     const body = await response.json();
     expect(body).toEqual({
       success: true,
-      deploymentUrl: expect.stringContaining("/emulator/deployments/"),
+      deploymentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       deploymentName: expect.any(String),
       projectSlug: expect.any(String),
       teamSlug: "local-team",
@@ -76,18 +76,20 @@ describe("POST /api/backend/managed/connect", () => {
 });
 
 describe("POST /api/backend/managed/disconnect", () => {
-  it("round-trips: disconnect clears state and credentials, a new connect provisions afresh", async () => {
+  it("round-trips: disconnect clears state and credentials, a new connect adopts the kept backend project with a fresh key", async () => {
     const project = await fx.newProject();
     const first = await (await connect(project.id)).json();
+    const firstKey = (await getCredentials(fx.db, project.id))!.adminKey;
     expect(await (await disconnect({ projectId: project.id })).json()).toEqual({ success: true });
     expect(await stateOf(project)).toBeNull();
     expect(await getCredentials(fx.db, project.id)).toBeNull();
     expect(await (await disconnect({ projectId: project.id })).json()).toEqual({ success: true });
 
     const second = await (await connect(project.id)).json();
-    expect(second.deploymentUrl).not.toBe(first.deploymentUrl);
-    // Without deleteBackendProject the first backend project is kept.
-    expect(await fx.emulatedProjects(project)).toBe(2);
+    // Without deleteBackendProject the first backend project is kept; its deterministic name finds it again.
+    expect(second.deploymentUrl).toBe(first.deploymentUrl);
+    expect(await fx.emulatedProjects(project)).toBe(1);
+    expect((await getCredentials(fx.db, project.id))!.adminKey).not.toBe(firstKey);
   });
 
   it("stops the backend dev server of an enabled project and keeps the app running", async () => {
@@ -124,7 +126,7 @@ describe("POST /api/backend/managed/disconnect", () => {
   it("succeeds when the backend project was already deleted elsewhere", async () => {
     const project = await fx.newProject();
     await connect(project.id);
-    await fx.db.query("delete from emulator_projects where name = $1", [backendProjectName(project)]);
+    await fx.db.query("delete from emulator_projects where name = $1", [backendProjectNameFor(project.id)]);
     expect((await disconnect({ projectId: project.id, deleteBackendProject: true })).status).toBe(200);
     expect(await stateOf(project)).toBeNull();
   });

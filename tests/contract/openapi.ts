@@ -1,0 +1,179 @@
+import fs from "node:fs";
+import path from "node:path";
+import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
+import type { EmulatorExchange } from "@/lib/emulator";
+
+/**
+ * Contract check of the emulator against Convex's OpenAPI documents (./openapi), with ajv driving
+ * the documents' own schemas: every exchange of a test's emulator is validated, and a path the
+ * documents do not describe fails unless it is listed in {@link OUTSIDE_DOCUMENTS}.
+ */
+
+type Api = EmulatorExchange["api"];
+
+interface OpenApiOperation {
+  parameters?: { name: string; in: "path" | "query"; required?: boolean; schema?: unknown }[];
+  requestBody?: { required?: boolean; content: Record<string, { schema: unknown }> };
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+}
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, OpenApiOperation>>;
+}
+
+const DOCUMENT_FILES: Record<Api, string> = { management: "management-api.json", deployment: "deployment-api.json" };
+// Convex's published documents are read where the team keeps them (shared/ beside the clone, also
+// in CI), never copied into this repository.
+const DOCUMENTS_DIR = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "research", "convex-openapi");
+function readDocument(file: string): OpenApiDocument {
+  const location = path.join(DOCUMENTS_DIR, file);
+  if (!fs.existsSync(location)) throw new Error(`Convex's OpenAPI document ${location} is missing: the contract check needs shared/ beside the clone.`);
+  return JSON.parse(fs.readFileSync(location, "utf8")) as OpenApiDocument;
+}
+const documents = Object.fromEntries(Object.entries(DOCUMENT_FILES).map(([api, file]) => [api, readDocument(file)])) as Record<Api, OpenApiDocument>;
+
+const ajv = new Ajv2020({ strict: false, allErrors: true, formats: { int64: true, int32: true, double: true } });
+for (const api of Object.keys(documents) as Api[]) ajv.addSchema(documents[api], api);
+
+/** Where a served path lives in its document: the mount prefix of each API. */
+const DOCUMENT_PREFIX: Record<Api, RegExp> = { management: /^\/v1(?=\/)/, deployment: /^\/api\/v1(?=\/)/ };
+
+/** Unversioned deployment paths the `convex` CLI calls; they answer exactly as their v1 twin. */
+const DEPLOYMENT_ALIASES: Record<string, string> = {
+  "/api/update_environment_variables": "/update_environment_variables",
+  "/api/list_environment_variables": "/list_environment_variables",
+};
+
+/** Served on purpose although no OpenAPI document describes them. */
+export const OUTSIDE_DOCUMENTS: { api: Api; pattern: RegExp; why: string }[] = [
+  { api: "management", pattern: /^\/oauth\/token$/, why: "standard OAuth 2.0 token endpoint" },
+  { api: "management", pattern: /^\/dashboard\/oauth\/authorize\/team$/, why: "the dashboard's OAuth consent page" },
+  { api: "management", pattern: /^\/_admin\//, why: "the emulator's own fault injection" },
+  { api: "deployment", pattern: /^\/api\/query$/, why: "the CLI's system query (`npx convex env get`)" },
+];
+
+const pointer = (token: string) => encodeURIComponent(token.replace(/~/g, "~0").replace(/\//g, "~1"));
+const validators = new Map<string, ValidateFunction>();
+
+/** A validator for the schema at this JSON pointer of a document. */
+function validatorAt(api: Api, tokens: string[]): ValidateFunction {
+  const ref = `${api}#/${tokens.map(pointer).join("/")}`;
+  let validate = validators.get(ref);
+  if (!validate) {
+    validate = ajv.compile({ $ref: ref });
+    validators.set(ref, validate);
+  }
+  return validate;
+}
+
+function templateRegex(template: string): RegExp {
+  return new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "([^/]+)")}$`);
+}
+
+/** Parameters arrive as text: valid as the text itself or as the JSON value it spells (numbers, booleans). */
+function validParameter(validate: ValidateFunction, raw: string): boolean {
+  if (validate(raw)) return true;
+  try {
+    return validate(JSON.parse(raw));
+  } catch {
+    return false;
+  }
+}
+
+function describeErrors(validate: ValidateFunction): string {
+  return ajv.errorsText(validate.errors, { separator: "; " });
+}
+
+/** The real error shape of both APIs: `{code, message}`. */
+function checkErrorBody(exchange: EmulatorExchange): string[] {
+  try {
+    const body = JSON.parse(exchange.responseBody) as Record<string, unknown>;
+    if (typeof body.code === "string" && typeof body.message === "string" && Object.keys(body).length === 2) return [];
+  } catch {
+    // reported below
+  }
+  return [`${exchange.status} answer is not {code, message}: ${exchange.responseBody.slice(0, 200)}`];
+}
+
+/** Problems of one exchange against the documents; empty when it conforms. */
+export function checkExchange(exchange: EmulatorExchange): string[] {
+  const { api, method, path: served } = exchange;
+  const label = `${api} ${method} ${served}`;
+  const document = documents[api];
+  const documentPath = api === "deployment" && DEPLOYMENT_ALIASES[served] ? DEPLOYMENT_ALIASES[served] : served.replace(DOCUMENT_PREFIX[api], "");
+  const template = documentPath !== served ? Object.keys(document.paths).find((candidate) => templateRegex(candidate).test(documentPath)) : undefined;
+  const operation = template ? document.paths[template][method.toLowerCase()] : undefined;
+  const failed = exchange.status >= 400;
+  if (!operation) {
+    if (OUTSIDE_DOCUMENTS.some((entry) => entry.api === api && entry.pattern.test(served))) return [];
+    // The emulator refusing an unknown path or method is right; serving one is not.
+    if (exchange.status === 404 || exchange.status === 405) return checkErrorBody(exchange);
+    return [`${label}: not in the ${api} OpenAPI document (answered ${exchange.status})`];
+  }
+  if (failed) return checkErrorBody(exchange).map((problem) => `${label}: ${problem}`);
+
+  const problems: string[] = [];
+  const base = ["paths", template!, method.toLowerCase()];
+  const values = templateRegex(template!).exec(documentPath)!.slice(1).map(decodeURIComponent);
+  const pathNames = [...template!.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
+  const parameters = operation.parameters ?? [];
+  parameters.forEach((parameter, index) => {
+    const raw = parameter.in === "path" ? values[pathNames.indexOf(parameter.name)] : exchange.query.get(parameter.name);
+    if (raw === null || raw === undefined) {
+      if (parameter.required) problems.push(`${label}: missing ${parameter.in} parameter ${parameter.name}`);
+      return;
+    }
+    if (!parameter.schema) return;
+    const validate = validatorAt(api, [...base, "parameters", String(index), "schema"]);
+    if (!validParameter(validate, raw)) problems.push(`${label}: ${parameter.in} parameter ${parameter.name}=${raw}: ${describeErrors(validate)}`);
+  });
+  for (const name of exchange.query.keys()) {
+    if (!parameters.some((parameter) => parameter.in === "query" && parameter.name === name)) problems.push(`${label}: undocumented query parameter ${name}`);
+  }
+
+  const requestJson = operation.requestBody?.content["application/json"];
+  if (requestJson) {
+    if (exchange.requestBody) {
+      const validate = validatorAt(api, [...base, "requestBody", "content", "application/json", "schema"]);
+      if (!validate(JSON.parse(exchange.requestBody))) problems.push(`${label}: request body: ${describeErrors(validate)}`);
+    } else if (operation.requestBody?.required) {
+      problems.push(`${label}: request body missing`);
+    }
+  } else if (exchange.requestBody) {
+    problems.push(`${label}: request body sent to an operation that takes none`);
+  }
+
+  const response = operation.responses[String(exchange.status)];
+  if (!response) return [...problems, `${label}: status ${exchange.status} is not documented`];
+  if (response.content?.["application/json"]) {
+    const validate = validatorAt(api, [...base, "responses", String(exchange.status), "content", "application/json", "schema"]);
+    let body: unknown;
+    try {
+      body = JSON.parse(exchange.responseBody);
+    } catch {
+      return [...problems, `${label}: response is not JSON`];
+    }
+    if (!validate(body)) problems.push(`${label}: response body: ${describeErrors(validate)}`);
+  } else if (exchange.responseBody) {
+    problems.push(`${label}: response has a body the document does not describe`);
+  }
+  return problems;
+}
+
+/**
+ * Collects an emulator's exchanges (pass `onExchange` to it) and checks them all in `verify()`,
+ * so compiling the schemas never delays an answer.
+ */
+export function contractRecorder() {
+  const exchanges: EmulatorExchange[] = [];
+  return {
+    onExchange(exchange: EmulatorExchange): void {
+      exchanges.push(exchange);
+    },
+    /** Throws when any exchange so far broke the contract. */
+    verify(): void {
+      const problems = new Set(exchanges.flatMap(checkExchange));
+      if (problems.size > 0) throw new Error(`The emulator broke the OpenAPI contract:\n${[...problems].join("\n")}`);
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
+
+/**
+ * A user's own tooling against the emulator: `@convex-dev/platform`'s createManagementClient
+ * (which reads CONVEX_PROVISION_HOST when it loads, hence a separate process) and
+ * createDeploymentClient. The fixture checks every exchange against the OpenAPI documents.
+ */
+describe("@convex-dev/platform pointed at the emulator", () => {
+  let emulator: TestEmulator;
+  beforeAll(async () => {
+    emulator = await startTestEmulator();
+  });
+  afterAll(() => emulator.server.close());
+
+  it("token_details, create_project, list, get by slug, list_deployments, create_deploy_key, default env vars, deployment env vars, canonical URLs and delete", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(import.meta.dirname, "users-tools", "platform-client.mjs")], {
+      env: { ...process.env, CONVEX_PROVISION_HOST: emulator.server.baseUrl, CONVEX_TEAM_TOKEN: emulator.team.teamScopedToken },
+      timeout: 60_000,
+    });
+    const steps = Object.fromEntries(
+      stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { step: string; status: number; data?: unknown; error?: unknown })
+        .map((step) => [step.step, step]),
+    );
+    const ok = (step: string) => {
+      expect(steps[step]).toMatchObject({ status: 200 });
+      return steps[step].data as Record<string, unknown> & unknown[];
+    };
+
+    expect(ok("token_details")).toMatchObject({ type: "teamToken", teamId: expect.any(Number) });
+    const created = ok("create_project");
+    expect(created).toEqual({ projectId: created.id, id: expect.any(Number), slug: "users-own-app", deploymentName: expect.any(String), deploymentUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    expect(ok("list_projects")).toEqual({ items: [expect.objectContaining({ id: created.id, slug: "users-own-app" })], pagination: { hasMore: false, nextCursor: null } });
+    expect(ok("get_project_by_slug")).toMatchObject({ id: created.id, name: "users-own-app", devDeploymentName: created.deploymentName });
+    expect(ok("list_deployments")).toEqual([expect.objectContaining({ kind: "cloud", name: created.deploymentName, deploymentUrl: created.deploymentUrl })]);
+    expect(ok("create_deploy_key")).toEqual({ deployKey: expect.stringMatching(new RegExp(`^dev:${created.deploymentName}\\|`)) });
+    ok("update_default_environment_variables");
+    expect(ok("list_default_environment_variables")).toEqual({ items: [{ name: "DEFAULT_A", value: "1", deploymentTypes: ["dev"] }], pagination: { hasMore: false, nextCursor: null } });
+    ok("update_environment_variables");
+    expect(ok("list_environment_variables")).toEqual({ environmentVariables: { FROM_SCRIPT: "yes" } });
+    expect(ok("get_canonical_urls")).toEqual({ convexCloudUrl: created.deploymentUrl, convexSiteUrl: created.deploymentUrl });
+    ok("delete_project");
+    expect(steps.get_project_by_slug_after_delete).toEqual({
+      step: "get_project_by_slug_after_delete",
+      status: 404,
+      error: { code: "ProjectNotFound", message: "The requested project does not exist" },
+    });
+  });
+});
