@@ -1,4 +1,5 @@
 export { InjectionError, type InjectionErrorCode } from "./errors";
+export { ExistingProviderError } from "./existing-provider";
 export { injectBackendWrapper, type InjectionResult } from "./layout";
 export { getBackendTemplateFiles, type TemplateFile } from "./templates";
 export { renameEnvReads } from "./env-reference";

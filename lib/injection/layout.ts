@@ -2,6 +2,8 @@ import type { Program, Statement } from "@babel/types";
 import { walk } from "./ast";
 import { findDefaultComponent } from "./component";
 import { InjectionError } from "./errors";
+import { findExistingProvider } from "./existing-provider";
+import { restoreVerbatimRanges } from "./literals";
 import { findMissingPieces, type MissingPieces } from "./presence";
 import { analyseModule } from "./scope";
 import { buildImport, buildImportSpecifiers, buildWrapperSnippet, WRAPPER_COMPONENT } from "./snippet";
@@ -21,6 +23,8 @@ import { relaxReturnParentheses, wrapInBackendWrapper } from "./wrap";
 export interface InjectionResult {
   changed: boolean;
   code: string;
+  /** Set when the app's own Convex provider was kept and its client's env read was renamed. */
+  note?: string;
 }
 
 /** Adds the missing import names and snippet declarations right after the last import. */
@@ -51,10 +55,14 @@ function dropReprintedSemicolons(code: string, language: Language): string {
   return cuts.sort((a, b) => b - a).reduce((text, at) => text.slice(0, at) + text.slice(at + 1), code);
 }
 
-/** Re-parses the result; a failure here is a bug in the transform, and the layout stays unchanged. */
-function assertParses(code: string, language: Language, filename: string): void {
+/**
+ * Restores the literals and comments recast re-indented and re-parses the result; a failure here
+ * is a bug in the transform, and the layout stays unchanged.
+ */
+function finishPrinted(source: string, printed: string, language: Language, filename: string): string {
+  let restored: string | null;
   try {
-    parseWithBabel(code, language);
+    restored = restoreVerbatimRanges(source, printed, language);
   } catch (error) {
     throw new InjectionError(
       "layout_unsafe_jsx",
@@ -62,6 +70,13 @@ function assertParses(code: string, language: Language, filename: string): void 
       { cause: error },
     );
   }
+  if (restored === null) {
+    throw new InjectionError(
+      "layout_unsafe_jsx",
+      `Injecting the backend wrapper into ${filename} would change a string or comment; the file was left unchanged.`,
+    );
+  }
+  return restored;
 }
 
 /**
@@ -70,10 +85,12 @@ function assertParses(code: string, language: Language, filename: string): void 
  * unset), defines `BackendWrapper`, and wraps the theme provider (or, without one, each returned
  * tree) of the default-exported component. Formatting and comments are kept. Idempotent: on an
  * injected layout it returns `{ changed: false }` and the source as is. Pure: nothing is written.
+ * A layout with its own Convex provider keeps it and gets no second client (see findExistingProvider).
  *
  * @param source the layout's text
  * @param filename its path, for the language (`.tsx`, `.jsx`, `.js`) and for error messages
  * @throws InjectionError (HTTP 422) when there is no safe place for the wrapper
+ * @throws ExistingProviderError (HTTP 409) when the app's own client cannot be pointed at the URL variable
  */
 export function injectBackendWrapper(source: string, filename: string): InjectionResult {
   const language = languageOf(filename);
@@ -83,6 +100,8 @@ export function injectBackendWrapper(source: string, filename: string): Injectio
   const context = { scope, filename, source };
 
   const snippet = buildWrapperSnippet(language, style);
+  const existing = findExistingProvider(ast.program, snippet, context);
+  if (existing) return { changed: existing.code !== source, code: existing.code, ...(existing.note ? { note: existing.note } : {}) };
   const missing = findMissingPieces(scope, snippet, context);
   const targets = planWrapTargets(findDefaultComponent(ast.program, context), context);
   if (targets.length === 0 && missing.importNames.length === 0 && missing.statements.length === 0) {
@@ -94,6 +113,5 @@ export function injectBackendWrapper(source: string, filename: string): Injectio
   insertMissingPieces(ast.program, snippet.importSource, missing, style);
   let code = printEdited(ast, style);
   if (!style.semicolons) code = dropReprintedSemicolons(code, language);
-  assertParses(code, language, filename);
-  return { changed: true, code };
+  return { changed: true, code: finishPrinted(source, code, language, filename) };
 }
