@@ -22,7 +22,7 @@ export function multiLineVerbatimRanges(file: File, code: string): VerbatimRange
     return false;
   });
   for (const comment of file.comments ?? []) {
-    if (code.slice(comment.start, comment.end).includes("\n")) ranges.push({ start: comment.start, end: comment.end });
+    if (code.slice(comment.start!, comment.end!).includes("\n")) ranges.push({ start: comment.start!, end: comment.end! });
   }
   return ranges
     .sort((a, b) => a.start - b.start)

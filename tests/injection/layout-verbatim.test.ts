@@ -11,7 +11,7 @@ const FIXTURES = path.join(import.meta.dirname, "fixtures");
 /** 0-based numbers of the lines whose leading whitespace belongs to a multi-line literal or comment. */
 function verbatimLines(file: File, code: string): Set<number> {
   const lineOf = (offset: number) => code.slice(0, offset).split("\n").length - 1;
-  const spans: Array<[number, number]> = (file.comments ?? []).map((comment) => [comment.start, comment.end]);
+  const spans: Array<[number, number]> = (file.comments ?? []).map((comment) => [comment.start!, comment.end!]);
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(visit);
     if (typeof value !== "object" || value === null || typeof (value as Node).type !== "string") return;
