@@ -17,7 +17,7 @@ import {
   type SourceStyle,
 } from "./syntax";
 import { planWrapTargets } from "./targets";
-import { relaxReturnParentheses, wrapInBackendWrapper } from "./wrap";
+import { relaxReturnParentheses, restoreReturnParentheses, wrapInBackendWrapper } from "./wrap";
 
 /** Outcome of an injection: `code` is the new source, or the unchanged source when `changed` is false. */
 export interface InjectionResult {
@@ -109,9 +109,10 @@ export function injectBackendWrapper(source: string, filename: string): Injectio
   }
 
   const wrappers = new Set(targets.map((slot) => wrapInBackendWrapper(slot, source)));
-  relaxReturnParentheses(ast.program, wrappers);
+  const relaxed = relaxReturnParentheses(ast.program, wrappers);
   insertMissingPieces(ast.program, snippet.importSource, missing, style);
   let code = printEdited(ast, style);
   if (!style.semicolons) code = dropReprintedSemicolons(code, language);
+  code = restoreReturnParentheses(code, language, relaxed, style);
   return { changed: true, code: finishPrinted(source, code, language, filename) };
 }
