@@ -1,26 +1,15 @@
 import type { Expression, JSXOpeningElement, Node, NewExpression, Program, Statement } from "@babel/types";
 import { BACKEND_URL_VARIABLE } from "@/lib/app-names";
-import { AppError } from "@/lib/errors";
 import { sameCode, walk } from "./ast";
-import { where, type SourceFile } from "./errors";
-import { analyseModule, type ModuleScope } from "./scope";
+import { ExistingProviderError, where, type SourceFile } from "./errors";
+import type { ModuleScope } from "./scope";
 import type { WrapperSnippet } from "./snippet";
 
 /** Modules whose `…Provider` exports give the app its own Convex client (plain, auth, Clerk, Better Auth). */
 const PROVIDER_MODULES = new Set(["convex/react", "@convex-dev/auth/react", "convex/react-clerk", "@convex-dev/better-auth/react"]);
 const CLIENT_CLASS = "ConvexReactClient";
 
-/**
- * Thrown when the layout has its own Convex provider whose client the injector cannot point at
- * `EXPO_PUBLIC_CONVEX_URL` (HTTP 409). A second client would be wrong either way, so enable stops
- * before anything is provisioned or written; the message says what to change by hand.
- */
-export class ExistingProviderError extends AppError {
-  constructor(message: string) {
-    super(409, "layout_has_convex_provider", message);
-    this.name = "ExistingProviderError";
-  }
-}
+const constructsClient = (node: Node) => node.type === "NewExpression" && node.callee.type === "Identifier" && node.callee.name === CLIENT_CLASS;
 
 /** The app's own provider, kept instead of injecting ours. */
 export interface ExistingProvider {
@@ -64,33 +53,29 @@ function isInjected(statement: Statement, snippet: WrapperSnippet): boolean {
   return snippet.declarations.some(({ statement: ours }) => sameCode(statement, ours));
 }
 
-/** The top-level statement holding each client construction and each provider element of the app. */
+/**
+ * The app's `new ConvexReactClient(…)` calls (with the top-level statement holding each) and the
+ * JSX elements that are Convex providers, outside the code an earlier injection added.
+ */
 function findAppProviders(program: Program, scope: ModuleScope, snippet: WrapperSnippet) {
   const fromConvexModule = (name: string) => {
     const binding = scope.imports.get(name);
     return binding !== undefined && !binding.typeOnly && PROVIDER_MODULES.has(binding.source);
   };
+  const appStatements = program.body.filter((statement) => !isInjected(statement, snippet));
   const clients: Array<{ construction: NewExpression; statement: Statement }> = [];
-  const clientNames = new Set<string>();
-  const providers: JSXOpeningElement[] = [];
-  for (const statement of program.body) {
-    if (isInjected(statement, snippet)) continue;
+  for (const statement of appStatements) {
     walk(statement, (node) => {
-      if (node.type === "NewExpression" && node.callee.type === "Identifier" && node.callee.name === CLIENT_CLASS) {
-        clients.push({ construction: node, statement });
-      }
+      if (constructsClient(node)) clients.push({ construction: node as NewExpression, statement });
     });
-    const declaration = statement.type === "ExportNamedDeclaration" ? statement.declaration : statement;
-    if (declaration?.type !== "VariableDeclaration") continue;
-    for (const declarator of declaration.declarations) {
-      if (declarator.id.type !== "Identifier" || !declarator.init) continue;
-      let constructs = false;
-      walk(declarator.init, (node) => {
-        constructs ||= node.type === "NewExpression" && node.callee.type === "Identifier" && node.callee.name === CLIENT_CLASS;
-      });
-      if (constructs) clientNames.add(declarator.id.name);
-    }
   }
+  // Top-level variables holding a client, such as `const convex = new ConvexReactClient(…)`.
+  const clientNames = new Set<string>();
+  for (const [name, { declarator }] of scope.topLevel) {
+    const init = declarator?.init;
+    if (init && clients.some(({ construction }) => construction.start! >= init.start! && construction.end! <= init.end!)) clientNames.add(name);
+  }
+  const providers: JSXOpeningElement[] = [];
   // A component counts as a Convex provider when it comes from a Convex module or is handed a client.
   const receivesClient = (element: JSXOpeningElement) =>
     element.attributes.some(
@@ -99,10 +84,9 @@ function findAppProviders(program: Program, scope: ModuleScope, snippet: Wrapper
         attribute.value?.type === "JSXExpressionContainer" &&
         attribute.value.expression.type !== "JSXEmptyExpression" &&
         ((attribute.value.expression.type === "Identifier" && clientNames.has(attribute.value.expression.name)) ||
-          attribute.value.expression.type === "NewExpression"),
+          constructsClient(attribute.value.expression)),
     );
-  for (const statement of program.body) {
-    if (isInjected(statement, snippet)) continue;
+  for (const statement of appStatements) {
     walk(statement, (node) => {
       if (node.type !== "JSXOpeningElement") return;
       const name = jsxName(node);
@@ -130,8 +114,13 @@ function manualFix(file: SourceFile, node: Node, problem: string): ExistingProvi
  *
  * @throws ExistingProviderError (HTTP 409) when the client cannot be pointed at the variable safely
  */
-export function findExistingProvider(program: Program, snippet: WrapperSnippet, file: SourceFile): ExistingProvider | null {
-  const { clients, providers } = findAppProviders(program, analyseModule(program), snippet);
+export function findExistingProvider(
+  program: Program,
+  scope: ModuleScope,
+  snippet: WrapperSnippet,
+  file: SourceFile,
+): ExistingProvider | null {
+  const { clients, providers } = findAppProviders(program, scope, snippet);
   if (providers.length === 0) return null;
   if (clients.length === 0) {
     throw manualFix(file, providers[0], `its \`${CLIENT_CLASS}\` is not created in this file, so the injector cannot check which URL it reads`);

@@ -100,7 +100,7 @@ export function injectBackendWrapper(source: string, filename: string): Injectio
   const context = { scope, filename, source };
 
   const snippet = buildWrapperSnippet(language, style);
-  const existing = findExistingProvider(ast.program, snippet, context);
+  const existing = findExistingProvider(ast.program, scope, snippet, context);
   if (existing) return { changed: existing.code !== source, code: existing.code, ...(existing.note ? { note: existing.note } : {}) };
   const missing = findMissingPieces(scope, snippet, context);
   const targets = planWrapTargets(findDefaultComponent(ast.program, context), context);

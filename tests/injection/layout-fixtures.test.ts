@@ -187,19 +187,19 @@ describe.each(Object.entries(OWN_PROVIDER))("injectBackendWrapper keeps the app'
 
 describe.each(Object.entries(CONFLICTING_PROVIDER))("injectBackendWrapper refuses %s with 409", (name, phrase) => {
   it("throws layout_has_convex_provider with a message naming the file and what to change", () => {
-    const attempt = () => injectBackendWrapper(read(name), `app/${name}`);
-    expect(attempt).toThrow(ExistingProviderError);
     const error = (() => {
       try {
-        attempt();
+        injectBackendWrapper(read(name), `app/${name}`);
       } catch (thrown) {
         return thrown as ExistingProviderError;
       }
+      throw new Error("expected injectBackendWrapper to throw");
     })();
+    expect(error).toBeInstanceOf(ExistingProviderError);
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ name: "ExistingProviderError", status: 409, code: "layout_has_convex_provider" });
-    expect(error?.message).toContain(`app/${name}:`);
-    expect(error?.message).toContain(phrase);
-    expect(error?.message).toContain("new ConvexReactClient(process.env.EXPO_PUBLIC_CONVEX_URL!)");
+    expect(error.message).toContain(`app/${name}:`);
+    expect(error.message).toContain(phrase);
+    expect(error.message).toContain("new ConvexReactClient(process.env.EXPO_PUBLIC_CONVEX_URL!)");
   });
 });
