@@ -38,6 +38,7 @@ const INJECTABLE: Record<string, string[]> = {
   "partially-injected.tsx": ["ThemeProvider"],
   "providers-around-theme.tsx": ["ThemeProvider"],
   "providers-inside-theme.tsx": ["ThemeProvider"],
+  "query-client-provider.tsx": ["ThemeProvider"],
   "root-layout-nav.tsx": ["ThemeProvider"],
   "self-closing-slot.tsx": ["Slot"],
   "semicolon-free.tsx": ["ThemeProvider"],
@@ -75,6 +76,7 @@ const OWN_PROVIDER: Record<string, string | null> = {
   "existing-client-in-app-providers.tsx": "process.env.EXPO_PUBLIC_BACKEND_URL",
   "existing-convex-auth-provider.tsx": "process.env.CONVEX_URL",
   "existing-convex-provider.tsx": null,
+  "existing-convex-provider-javascript.jsx": "process.env.EXPO_PUBLIC_CONVEX_DEPLOYMENT_URL",
   "existing-provider-with-auth.tsx": 'process.env["NEXT_PUBLIC_CONVEX_URL"]',
 };
 
