@@ -54,8 +54,9 @@ function isInjected(statement: Statement, snippet: WrapperSnippet): boolean {
 }
 
 /**
- * The app's `new ConvexReactClient(…)` calls (with the top-level statement holding each) and the
- * JSX elements that are Convex providers, outside the code an earlier injection added.
+ * The app's `new ConvexReactClient(…)` calls (with the variable declaration holding each, or the
+ * call itself) and the JSX elements that are Convex providers, outside the code an earlier
+ * injection added.
  */
 function findAppProviders(program: Program, scope: ModuleScope, snippet: WrapperSnippet) {
   const fromConvexModule = (name: string) => {
@@ -63,10 +64,12 @@ function findAppProviders(program: Program, scope: ModuleScope, snippet: Wrapper
     return binding !== undefined && !binding.typeOnly && PROVIDER_MODULES.has(binding.source);
   };
   const appStatements = program.body.filter((statement) => !isInjected(statement, snippet));
-  const clients: Array<{ construction: NewExpression; statement: Statement }> = [];
+  const clients: Array<{ construction: NewExpression; declaration: Node }> = [];
   for (const statement of appStatements) {
-    walk(statement, (node) => {
-      if (constructsClient(node)) clients.push({ construction: node as NewExpression, statement });
+    walk(statement, (node, _slot, ancestors) => {
+      if (!constructsClient(node)) return;
+      const declaration = ancestors.findLast((ancestor) => ancestor.type === "VariableDeclarator") ?? node;
+      clients.push({ construction: node as NewExpression, declaration });
     });
   }
   // Top-level variables holding a client, such as `const convex = new ConvexReactClient(…)`.
@@ -126,7 +129,7 @@ export function findExistingProvider(
     throw manualFix(file, providers[0], `its \`${CLIENT_CLASS}\` is not created in this file, so the injector cannot check which URL it reads`);
   }
   const edits = new Map<number, { start: number; end: number; from: string }>();
-  for (const { construction, statement } of clients) {
+  for (const { construction, declaration } of clients) {
     const [argument] = construction.arguments;
     const read = argument && argument.type !== "SpreadElement" && argument.type !== "ArgumentPlaceholder" ? unwrapTypes(argument) : null;
     const variable = read ? envReadName(read) : null;
@@ -136,7 +139,7 @@ export function findExistingProvider(
     }
     if (variable === BACKEND_URL_VARIABLE) continue;
     // A guard such as `process.env.X ? new ConvexReactClient(process.env.X) : null` must test the same variable.
-    walk(statement, (node) => {
+    walk(declaration, (node) => {
       if (node.type === "MemberExpression" && envReadName(node) === variable) edits.set(node.start!, { start: node.start!, end: node.end!, from: variable });
     });
   }

@@ -74,6 +74,7 @@ const OWN_PROVIDER: Record<string, string | null> = {
   "existing-better-auth-provider.tsx": "process.env.CONVEX_URL",
   "existing-clerk-provider.tsx": null,
   "existing-client-in-app-providers.tsx": "process.env.EXPO_PUBLIC_BACKEND_URL",
+  "existing-client-in-component.tsx": "process.env.CONVEX_URL",
   "existing-convex-auth-provider.tsx": "process.env.CONVEX_URL",
   "existing-convex-provider.tsx": null,
   "existing-convex-provider-javascript.jsx": "process.env.EXPO_PUBLIC_CONVEX_DEPLOYMENT_URL",
