@@ -55,14 +55,27 @@ function dropReprintedSemicolons(code: string, language: Language): string {
   return cuts.sort((a, b) => b - a).reduce((text, at) => text.slice(0, at) + text.slice(at + 1), code);
 }
 
+/** The layout being injected, as finishPrinted needs it. */
+interface PrintContext {
+  source: string;
+  filename: string;
+  language: Language;
+  style: SourceStyle;
+  /** Returns whose parentheses relaxReturnParentheses dropped. */
+  relaxed: ReadonlySet<number>;
+}
+
 /**
- * Restores the literals and comments recast re-indented and re-parses the result; a failure here
- * is a bug in the transform, and the layout stays unchanged.
+ * Undoes what recast's printing changed beyond the edit (semicolons in a semicolon-free file,
+ * dropped return parentheses, re-indented literals and comments) and re-parses the result; a
+ * failure here is a bug in the transform, and the layout stays unchanged.
  */
-function finishPrinted(source: string, printed: string, language: Language, filename: string): string {
+function finishPrinted(printed: string, { source, filename, language, style, relaxed }: PrintContext): string {
   let restored: string | null;
   try {
-    restored = restoreVerbatimRanges(source, printed, language);
+    const code = restoreReturnParentheses(style.semicolons ? printed : dropReprintedSemicolons(printed, language), language, relaxed, style);
+    restored = restoreVerbatimRanges(source, code, language);
+    if (restored !== null) parseWithBabel(restored, language);
   } catch (error) {
     throw new InjectionError(
       "layout_unsafe_jsx",
@@ -111,8 +124,6 @@ export function injectBackendWrapper(source: string, filename: string): Injectio
   const wrappers = new Set(targets.map((slot) => wrapInBackendWrapper(slot, source)));
   const relaxed = relaxReturnParentheses(ast.program, wrappers);
   insertMissingPieces(ast.program, snippet.importSource, missing, style);
-  let code = printEdited(ast, style);
-  if (!style.semicolons) code = dropReprintedSemicolons(code, language);
-  code = restoreReturnParentheses(code, language, relaxed, style);
-  return { changed: true, code: finishPrinted(source, code, language, filename) };
+  const code = finishPrinted(printEdited(ast, style), { source, filename, language, style, relaxed });
+  return { changed: true, code };
 }
