@@ -8,7 +8,7 @@ import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
 import { migrateLegacyBackendNames } from "./legacy-names";
-import { finishSandboxSetup, injectBackendIntoSandbox } from "./sandbox-setup";
+import { checkLayoutBeforeEnable, finishSandboxSetup, injectBackendIntoSandbox } from "./sandbox-setup";
 
 type ManagedSettings = BackendSettings & { teamScopedToken: string; teamSlug: string };
 
@@ -47,11 +47,13 @@ function managedProvision(settings: ManagedSettings, project: Project): Provisio
 
 /**
  * POST /api/cloud/enable (spec 4.1): provisions a managed backend for the project and sets up its
- * sandbox, exactly once; an already connected project answers its stored state.
+ * sandbox, exactly once; an already connected project answers its stored state. A layout with
+ * its own Convex provider that cannot be kept is refused (409) before anything starts.
  */
 export async function enableCloudBackend(project: Project, options: RunnerOptions = {}): Promise<ConnectedState> {
   const settings = requireManagedSettings();
   const sandbox = await connectProjectSandbox(project);
+  if (project.backendProject?.kind !== "connected") await checkLayoutBeforeEnable(sandbox);
   // A project enabled by an earlier version gets the real names now; the app must re-bundle.
   if (project.backendProject?.kind === "connected" && (await migrateLegacyBackendNames(sandbox))) {
     await restartAppDevServer(sandbox).catch((error: unknown) => log.warn("app dev server restart after the name migration failed", { error }));

@@ -18,6 +18,7 @@ import { getStore, type Sql, type SqlExecutor } from "@/lib/store";
 import { getOwnedProject, type Project } from "@/lib/store/projects";
 import { connectProjectSandbox, sandboxSteps } from "./enable";
 import { runProvisioning } from "./provisioning-run";
+import { checkLayoutBeforeEnable } from "./sandbox-setup";
 
 /**
  * OAuth mode (spec 1.2, 5.3): the user authorizes our OAuth app on their own backend team, and
@@ -191,6 +192,8 @@ async function connectWithCode(db: Sql, userId: string, projectId: string, code:
   requireConnectable(project);
   const settings = requireOAuthSettings();
   const sandbox = await connectProjectSandbox(project);
+  // As in enable: a layout whose own Convex client cannot be kept stops the flow before anything is created.
+  await checkLayoutBeforeEnable(sandbox);
   const token = await exchangeOAuthCode(
     { code, clientId: settings.oauthClientId, clientSecret: settings.oauthClientSecret, redirectUri: oauthRedirectUri(), codeVerifier },
     settings,

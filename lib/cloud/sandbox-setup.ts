@@ -21,21 +21,44 @@ async function writeMissingTemplateFiles(sandbox: Sandbox): Promise<void> {
   if (missing.length > 0) await sandbox.files.write(missing);
 }
 
+/** The root layout's path relative to the app, or null when the app has none. */
+async function findRootLayout(sandbox: Sandbox): Promise<string | null> {
+  for (const candidate of ROOT_LAYOUT_CANDIDATES) {
+    if (await sandbox.files.exists(`${APP_DIR}/${candidate}`)) return candidate;
+  }
+  return null;
+}
+
+/**
+ * Refuses enable (ExistingProviderError, 409) before anything is provisioned or written when the
+ * layout has its own Convex provider whose client cannot be pointed at the URL variable: the
+ * injection runs concurrently with provisioning, too late to stop it. Other injection problems
+ * are left to the injection, which reports them as warnings.
+ */
+export async function checkLayoutBeforeEnable(sandbox: Sandbox): Promise<void> {
+  const layout = await findRootLayout(sandbox);
+  if (!layout) return;
+  try {
+    injectBackendWrapper(await sandbox.files.read(`${APP_DIR}/${layout}`), layout);
+  } catch (error) {
+    if (!(error instanceof InjectionError)) throw error;
+  }
+}
+
 /** Injects `BackendWrapper` into the root layout; a layout the injector cannot safely edit is left as is, with a warning. */
 async function injectIntoLayout(sandbox: Sandbox): Promise<Warnings> {
-  for (const candidate of ROOT_LAYOUT_CANDIDATES) {
-    const layoutPath = `${APP_DIR}/${candidate}`;
-    if (!(await sandbox.files.exists(layoutPath))) continue;
-    try {
-      const result = injectBackendWrapper(await sandbox.files.read(layoutPath), candidate);
-      if (result.changed) await sandbox.files.write(layoutPath, result.code);
-      return [];
-    } catch (error) {
-      if (!(error instanceof InjectionError)) throw error;
-      return [`BackendWrapper was not added to ${candidate}: ${error.message}`];
-    }
+  const layout = await findRootLayout(sandbox);
+  if (!layout) return ["No app/_layout.tsx found; wrap your root component in BackendWrapper by hand."];
+  const layoutPath = `${APP_DIR}/${layout}`;
+  try {
+    const result = injectBackendWrapper(await sandbox.files.read(layoutPath), layout);
+    if (result.changed) await sandbox.files.write(layoutPath, result.code);
+    // The app's own client was edited: the user should know which line changed.
+    return result.note ? [result.note] : [];
+  } catch (error) {
+    if (!(error instanceof InjectionError)) throw error;
+    return [`BackendWrapper was not added to ${layout}: ${error.message}`];
   }
-  return ["No app/_layout.tsx found; wrap your root component in BackendWrapper by hand."];
 }
 
 /**

@@ -22,6 +22,18 @@ export class InjectionError extends AppError {
   }
 }
 
+/**
+ * Thrown when the layout has its own Convex provider whose client the injector cannot point at
+ * `EXPO_PUBLIC_CONVEX_URL` (HTTP 409). A second client would be wrong either way, so enable stops
+ * before anything is provisioned or written; the message says what to change by hand.
+ */
+export class ExistingProviderError extends AppError {
+  constructor(message: string) {
+    super(409, "layout_has_convex_provider", message);
+    this.name = "ExistingProviderError";
+  }
+}
+
 /** The layout being edited, for messages. */
 export interface SourceFile {
   filename: string;

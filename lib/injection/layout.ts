@@ -2,6 +2,8 @@ import type { Program, Statement } from "@babel/types";
 import { walk } from "./ast";
 import { findDefaultComponent } from "./component";
 import { InjectionError } from "./errors";
+import { findExistingProvider } from "./existing-provider";
+import { restoreVerbatimRanges } from "./literals";
 import { findMissingPieces, type MissingPieces } from "./presence";
 import { analyseModule } from "./scope";
 import { buildImport, buildImportSpecifiers, buildWrapperSnippet, WRAPPER_COMPONENT } from "./snippet";
@@ -15,12 +17,14 @@ import {
   type SourceStyle,
 } from "./syntax";
 import { planWrapTargets } from "./targets";
-import { relaxReturnParentheses, wrapInBackendWrapper } from "./wrap";
+import { relaxReturnParentheses, restoreReturnParentheses, wrapInBackendWrapper } from "./wrap";
 
 /** Outcome of an injection: `code` is the new source, or the unchanged source when `changed` is false. */
 export interface InjectionResult {
   changed: boolean;
   code: string;
+  /** Set when the app's own Convex provider was kept and its client's env read was renamed. */
+  note?: string;
 }
 
 /** Adds the missing import names and snippet declarations right after the last import. */
@@ -51,10 +55,27 @@ function dropReprintedSemicolons(code: string, language: Language): string {
   return cuts.sort((a, b) => b - a).reduce((text, at) => text.slice(0, at) + text.slice(at + 1), code);
 }
 
-/** Re-parses the result; a failure here is a bug in the transform, and the layout stays unchanged. */
-function assertParses(code: string, language: Language, filename: string): void {
+/** The layout being injected, as finishPrinted needs it. */
+interface PrintContext {
+  source: string;
+  filename: string;
+  language: Language;
+  style: SourceStyle;
+  /** Returns whose parentheses relaxReturnParentheses dropped. */
+  relaxed: ReadonlySet<number>;
+}
+
+/**
+ * Undoes what recast's printing changed beyond the edit (semicolons in a semicolon-free file,
+ * dropped return parentheses, re-indented literals and comments) and re-parses the result; a
+ * failure here is a bug in the transform, and the layout stays unchanged.
+ */
+function finishPrinted(printed: string, { source, filename, language, style, relaxed }: PrintContext): string {
+  let restored: string | null;
   try {
-    parseWithBabel(code, language);
+    const code = restoreReturnParentheses(style.semicolons ? printed : dropReprintedSemicolons(printed, language), language, relaxed, style);
+    restored = restoreVerbatimRanges(source, code, language);
+    if (restored !== null) parseWithBabel(restored, language);
   } catch (error) {
     throw new InjectionError(
       "layout_unsafe_jsx",
@@ -62,6 +83,13 @@ function assertParses(code: string, language: Language, filename: string): void 
       { cause: error },
     );
   }
+  if (restored === null) {
+    throw new InjectionError(
+      "layout_unsafe_jsx",
+      `Injecting the backend wrapper into ${filename} would change a string or comment; the file was left unchanged.`,
+    );
+  }
+  return restored;
 }
 
 /**
@@ -70,10 +98,12 @@ function assertParses(code: string, language: Language, filename: string): void 
  * unset), defines `BackendWrapper`, and wraps the theme provider (or, without one, each returned
  * tree) of the default-exported component. Formatting and comments are kept. Idempotent: on an
  * injected layout it returns `{ changed: false }` and the source as is. Pure: nothing is written.
+ * A layout with its own Convex provider keeps it and gets no second client (see findExistingProvider).
  *
  * @param source the layout's text
  * @param filename its path, for the language (`.tsx`, `.jsx`, `.js`) and for error messages
  * @throws InjectionError (HTTP 422) when there is no safe place for the wrapper
+ * @throws ExistingProviderError (HTTP 409) when the app's own client cannot be pointed at the URL variable
  */
 export function injectBackendWrapper(source: string, filename: string): InjectionResult {
   const language = languageOf(filename);
@@ -83,6 +113,8 @@ export function injectBackendWrapper(source: string, filename: string): Injectio
   const context = { scope, filename, source };
 
   const snippet = buildWrapperSnippet(language, style);
+  const existing = findExistingProvider(ast.program, scope, snippet, context);
+  if (existing) return { changed: existing.code !== source, code: existing.code, ...(existing.note ? { note: existing.note } : {}) };
   const missing = findMissingPieces(scope, snippet, context);
   const targets = planWrapTargets(findDefaultComponent(ast.program, context), context);
   if (targets.length === 0 && missing.importNames.length === 0 && missing.statements.length === 0) {
@@ -90,10 +122,8 @@ export function injectBackendWrapper(source: string, filename: string): Injectio
   }
 
   const wrappers = new Set(targets.map((slot) => wrapInBackendWrapper(slot, source)));
-  relaxReturnParentheses(ast.program, wrappers);
+  const relaxed = relaxReturnParentheses(ast.program, wrappers);
   insertMissingPieces(ast.program, snippet.importSource, missing, style);
-  let code = printEdited(ast, style);
-  if (!style.semicolons) code = dropReprintedSemicolons(code, language);
-  assertParses(code, language, filename);
+  const code = finishPrinted(printEdited(ast, style), { source, filename, language, style, relaxed });
   return { changed: true, code };
 }

@@ -1,6 +1,7 @@
-import type { JSXElement, JSXText, Node } from "@babel/types";
+import type { JSXElement, JSXText, Node, ReturnStatement } from "@babel/types";
 import { nodeAt, replaceAt, walk, type Slot } from "./ast";
 import { WRAPPER_COMPONENT } from "./snippet";
+import { parseWithBabel, type Language, type SourceStyle } from "./syntax";
 
 /**
  * Forgets that `node` was written in parentheses, on the node and on recast's copy of the parsed
@@ -55,20 +56,62 @@ export function wrapInBackendWrapper(slot: Slot, source: string): JSXElement {
   return wrapper;
 }
 
+const isWrapperElement = (node: Node) =>
+  node.type === "JSXElement" && node.openingElement.name.type === "JSXIdentifier" && node.openingElement.name.name === WRAPPER_COMPONENT;
+
+/** Every `return` with a `<BackendWrapper>` in its argument, in tree order; the same list before and after printing. */
+function returnsWithWrapper(root: Node): ReturnStatement[] {
+  const found: ReturnStatement[] = [];
+  walk(root, (node) => {
+    if (node.type !== "ReturnStatement" || !node.argument) return;
+    let contains = false;
+    walk(node.argument, (inner) => {
+      contains ||= isWrapperElement(inner);
+    });
+    if (contains) found.push(node);
+  });
+  return found;
+}
+
 /**
  * recast reprints a whole `return` statement when anything inside it changes; a parenthesized
  * non-JSX argument (`return (\n  ready && (<A/>)\n)`) is then printed flat on one line. Without
  * those outer parentheses it patches just the changed element and keeps the layout, and the
- * argument still starts on the `return` line, so dropping them is safe.
+ * argument still starts on the `return` line, so dropping them is safe. Returns the positions
+ * (in returnsWithWrapper order) of the returns changed, for restoreReturnParentheses.
  */
-export function relaxReturnParentheses(root: Node, wrappers: ReadonlySet<Node>): void {
-  walk(root, (node) => {
-    if (node.type !== "ReturnStatement" || !node.argument?.extra?.parenthesized) return;
-    if (node.argument.type === "JSXElement" || node.argument.type === "JSXFragment") return;
-    let containsWrapper = false;
-    walk(node.argument, (inner) => {
-      containsWrapper ||= wrappers.has(inner);
+export function relaxReturnParentheses(root: Node, wrappers: ReadonlySet<Node>): Set<number> {
+  const relaxed = new Set<number>();
+  returnsWithWrapper(root).forEach((statement, position) => {
+    const argument = statement.argument!;
+    if (!argument.extra?.parenthesized || argument.type === "JSXElement" || argument.type === "JSXFragment") return;
+    let containsNewWrapper = false;
+    walk(argument, (inner) => {
+      containsNewWrapper ||= wrappers.has(inner);
     });
-    if (containsWrapper) dropParentheses(node.argument);
+    if (!containsNewWrapper) return;
+    dropParentheses(argument);
+    relaxed.add(position);
   });
+  return relaxed;
+}
+
+/**
+ * Puts back, in the printed code, the parentheses relaxReturnParentheses dropped, as the author
+ * wrote them: `(` ending the `return` line, the argument one level deeper, `)` on its own line.
+ */
+export function restoreReturnParentheses(code: string, language: Language, relaxed: ReadonlySet<number>, style: SourceStyle): string {
+  if (relaxed.size === 0) return code;
+  const arguments_ = returnsWithWrapper(parseWithBabel(code, language).program)
+    .filter((_, position) => relaxed.has(position))
+    .map((statement) => statement.argument!);
+  const newline = style.lineTerminator;
+  // From the end, so earlier offsets stay valid.
+  return arguments_.reverse().reduce((text, argument) => {
+    const lineStart = text.lastIndexOf("\n", argument.start! - 1) + 1;
+    const indent = /^[ \t]*/.exec(text.slice(lineStart))![0];
+    const lines = text.slice(argument.start!, argument.end!).split(newline);
+    const deeper = lines.map((line, index) => (index > 0 && line.trim() !== "" ? style.indentUnit + line : line)).join(newline);
+    return `${text.slice(0, argument.start!)}(${newline}${indent}${style.indentUnit}${deeper}${newline}${indent})${text.slice(argument.end!)}`;
+  }, code);
 }

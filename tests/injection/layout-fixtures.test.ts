@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
-import { injectBackendWrapper, InjectionError, type InjectionErrorCode } from "@/lib/injection";
+import { ExistingProviderError, injectBackendWrapper, InjectionError, type InjectionErrorCode } from "@/lib/injection";
 import { parseLayout, withoutInjection, wrappedElements } from "./helpers";
 
 const FIXTURES = path.join(import.meta.dirname, "fixtures");
@@ -38,6 +38,7 @@ const INJECTABLE: Record<string, string[]> = {
   "partially-injected.tsx": ["ThemeProvider"],
   "providers-around-theme.tsx": ["ThemeProvider"],
   "providers-inside-theme.tsx": ["ThemeProvider"],
+  "query-client-provider.tsx": ["ThemeProvider"],
   "root-layout-nav.tsx": ["ThemeProvider"],
   "self-closing-slot.tsx": ["Slot"],
   "semicolon-free.tsx": ["ThemeProvider"],
@@ -45,6 +46,7 @@ const INJECTABLE: Record<string, string[]> = {
   "several-returns.tsx": ["ThemeProvider", "ThemeProvider"],
   "single-line-theme.tsx": ["ThemeProvider"],
   "tab-indented.tsx": ["ThemeProvider"],
+  "template-literals-and-comments.tsx": ["ThemeProvider"],
   "theme-in-conditional-child.tsx": ["ThemeProvider"],
   "theme-provider-beside-routes.tsx": ["GestureHandlerRootView"],
   "themed-status-bar-sibling.tsx": ["<>"],
@@ -64,11 +66,34 @@ const REFUSED: Record<string, [InjectionErrorCode, string]> = {
   "fail-shadowed-client-name.tsx": ["layout_name_collision", "`backendClient`"],
 };
 
+/**
+ * Layouts with their own Convex provider, kept as the only client: the env read their client used
+ * before, renamed to process.env.EXPO_PUBLIC_CONVEX_URL (null when it already read that).
+ */
+const OWN_PROVIDER: Record<string, string | null> = {
+  "existing-better-auth-provider.tsx": "process.env.CONVEX_URL",
+  "existing-clerk-provider.tsx": null,
+  "existing-client-in-app-providers.tsx": "process.env.EXPO_PUBLIC_BACKEND_URL",
+  "existing-client-in-component.tsx": "process.env.CONVEX_URL",
+  "existing-convex-auth-provider.tsx": "process.env.CONVEX_URL",
+  "existing-convex-provider.tsx": null,
+  "existing-convex-provider-javascript.jsx": "process.env.EXPO_PUBLIC_CONVEX_DEPLOYMENT_URL",
+  "existing-provider-with-auth.tsx": 'process.env["NEXT_PUBLIC_CONVEX_URL"]',
+};
+
+/** Layouts with their own Convex provider whose client cannot be repointed: a phrase the 409 message must contain. */
+const CONFLICTING_PROVIDER: Record<string, string> = {
+  "fail-convex-client-from-config.tsx": "`Constants.expoConfig?.extra?.convexUrl`",
+  "fail-convex-client-imported.tsx": "not created in this file",
+  "fail-convex-client-literal-url.tsx": '`"https://happy-otter-123.convex.cloud"`',
+};
+
 describe("fixture set", () => {
   it("has at least 25 injectable layouts and every fixture file is listed exactly once", () => {
     const files = fs.readdirSync(FIXTURES).sort();
     expect(Object.keys(INJECTABLE).length).toBeGreaterThanOrEqual(25);
-    expect([...Object.keys(INJECTABLE), ...Object.keys(REFUSED)].sort()).toEqual(files);
+    const listed = [INJECTABLE, REFUSED, OWN_PROVIDER, CONFLICTING_PROVIDER].flatMap((group) => Object.keys(group));
+    expect(listed.sort()).toEqual(files);
   });
 });
 
@@ -127,5 +152,57 @@ describe.each(Object.entries(REFUSED))("injectBackendWrapper refuses %s", (name,
     expect(error).toMatchObject({ name: "InjectionError", status: 422, code });
     expect((error as Error).message).toContain(`app/${name}`);
     expect((error as Error).message).toContain(phrase);
+  });
+});
+
+const clientConstructions = (code: string) => code.match(/new ConvexReactClient\(/g) ?? [];
+
+describe.each(Object.entries(OWN_PROVIDER))("injectBackendWrapper keeps the app's own provider in %s", (name, previousRead) => {
+  const source = read(name);
+  const result = injectBackendWrapper(source, `app/${name}`);
+
+  it("adds no second client and no BackendWrapper", () => {
+    expect(result.code).not.toContain("BackendWrapper");
+    expect(clientConstructions(result.code)).toHaveLength(clientConstructions(source).length);
+  });
+
+  it("leaves the client on EXPO_PUBLIC_CONVEX_URL, renaming only the reads in its declaration", () => {
+    expect(result.code).toMatch(/new ConvexReactClient\(process\.env\.EXPO_PUBLIC_CONVEX_URL\b/);
+    if (previousRead === null) {
+      expect(result).toEqual({ changed: false, code: source });
+      return;
+    }
+    const variable = /\w+(?="?\]?$)/.exec(previousRead)![0];
+    expect(result.changed).toBe(true);
+    expect(result.note).toBe(`app/${name}: the app's ConvexReactClient now reads process.env.EXPO_PUBLIC_CONVEX_URL (was process.env.${variable}).`);
+    // The fixtures read EXPO_PUBLIC_CONVEX_URL nowhere else, so undoing the rename gives the source back.
+    expect(result.code.replaceAll("process.env.EXPO_PUBLIC_CONVEX_URL", previousRead)).toBe(source);
+  });
+
+  it("is idempotent", () => {
+    expect(injectBackendWrapper(result.code, `app/${name}`)).toEqual({ changed: false, code: result.code });
+  });
+
+  it("matches the reviewed output", async () => {
+    await expect(result.code).toMatchFileSnapshot(path.join("__snapshots__", `${name}.snap`));
+  });
+});
+
+describe.each(Object.entries(CONFLICTING_PROVIDER))("injectBackendWrapper refuses %s with 409", (name, phrase) => {
+  it("throws layout_has_convex_provider with a message naming the file and what to change", () => {
+    const error = (() => {
+      try {
+        injectBackendWrapper(read(name), `app/${name}`);
+      } catch (thrown) {
+        return thrown as ExistingProviderError;
+      }
+      throw new Error("expected injectBackendWrapper to throw");
+    })();
+    expect(error).toBeInstanceOf(ExistingProviderError);
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ name: "ExistingProviderError", status: 409, code: "layout_has_convex_provider" });
+    expect(error.message).toContain(`app/${name}:`);
+    expect(error.message).toContain(phrase);
+    expect(error.message).toContain("new ConvexReactClient(process.env.EXPO_PUBLIC_CONVEX_URL!)");
   });
 });
