@@ -58,7 +58,7 @@ describe("POST /api/cloud/enable on a layout with its own Convex provider", () =
     expect(body.error.message).toContain("app/_layout.tsx:4");
     expect(body.error.message).toContain("new ConvexReactClient(process.env.EXPO_PUBLIC_CONVEX_URL!)");
 
-    expect(await fx.emulatedProjects(project.name)).toBe(0);
+    expect(await fx.emulatedProjects(project)).toBe(0);
     expect(await git(sandbox, "git status --porcelain")).toBe("");
     expect(await git(sandbox, "git rev-parse HEAD")).toBe(head);
     expect(await sandbox.files.exists(`${APP_DIR}/convex.json`)).toBe(false);
