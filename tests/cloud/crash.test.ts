@@ -16,7 +16,7 @@ import { startCloudFixture, type CloudFixture } from "./fixture";
  */
 /** A kill the emulator performs: when the request reaches it, or after it handled it (the answer is then lost). */
 interface UpstreamKill {
-  path: "create_project" | "provision_and_authorize";
+  path: "create_project" | "create_deploy_key";
   when: "received" | "answered";
   /** A transient 503 answers the first such request; the kill hits the run's retry of it. */
   afterBlip?: boolean;
@@ -39,8 +39,8 @@ const KILL_POINTS: KillPoint[] = [
   { name: "after upstream created the project, before its answer arrived", upstream: { path: "create_project", when: "answered" } },
   { name: "between the upstream create's answer and the journal write", at: "done:created" },
   { name: "after journaling the created project", at: "created" },
-  { name: "when the provision request reached upstream, before it was handled", upstream: { path: "provision_and_authorize", when: "received" } },
-  { name: "after upstream provisioned, before its answer arrived", upstream: { path: "provision_and_authorize", when: "answered" } },
+  { name: "when the provision request reached upstream, before it was handled", upstream: { path: "create_deploy_key", when: "received" } },
+  { name: "after upstream provisioned, before its answer arrived", upstream: { path: "create_deploy_key", when: "answered" } },
   { name: "between the provision answer and the journal write", at: "done:provisioned" },
   { name: "after journaling the provisioned deployment", at: "provisioned" },
   { name: "after storing the credentials, before journaling it", at: "done:credentialsStored" },
@@ -49,7 +49,7 @@ const KILL_POINTS: KillPoint[] = [
   { name: "after journaling the sandbox setup, before connected", at: "sandboxReady" },
   { name: "after the run finished (connected)", at: "finished" },
   { name: "during the in-run retry of a create that answered 503", upstream: { path: "create_project", when: "received", afterBlip: true } },
-  { name: "during the in-run retry of a provision that answered 503", upstream: { path: "provision_and_authorize", when: "received", afterBlip: true } },
+  { name: "during the in-run retry of a provision that answered 503", upstream: { path: "create_deploy_key", when: "received", afterBlip: true } },
   { name: "managed connect: after claiming the run", flow: "connect", at: "claimed" },
   { name: "managed connect: after journaling the created project", flow: "connect", at: "created" },
   { name: "managed connect: between the provision answer and the journal write", flow: "connect", at: "done:provisioned" },
