@@ -1,12 +1,12 @@
 import crypto from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import type { RunPoint } from "@/lib/cloud/provisioning-run";
 import { reloadConfig } from "@/lib/config";
 import { closeStore } from "@/lib/store";
 import { getCredentials } from "@/lib/store/credentials";
 import { getProject } from "@/lib/store/projects";
 import { outcomeOf, startCrashWorker, type CrashWorker } from "../helpers/crash-workers";
-import { createThrowawayDatabase } from "../helpers/postgres";
+import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { startCloudFixture, type CloudFixture } from "./fixture";
 
 /**
@@ -110,7 +110,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-describe("a server killed at any step of an enable", () => {
+describeWithPostgres("a server killed at any step of an enable", () => {
   it.each(KILL_POINTS)("recovers on one retry when killed $name", async (point) => {
     const project = await fx.newProject();
     const instanceId = `crash-${crypto.randomUUID()}`;

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { reloadConfig } from "@/lib/config";
 import { enableCloudBackend } from "@/lib/cloud/enable";
 import { closeStore } from "@/lib/store";
 import { getProject } from "@/lib/store/projects";
-import { createThrowawayDatabase } from "../helpers/postgres";
+import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { startCloudFixture, type CloudFixture } from "./fixture";
 
 // Exactly-once must hold where requests really race: several PostgreSQL connections.
@@ -22,7 +22,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-describe("enable on PostgreSQL", () => {
+describeWithPostgres("enable on PostgreSQL", () => {
   it("uses PostgreSQL", () => {
     expect(fx.db.kind).toBe("postgres");
   });

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createEmulator, createEmulatorTeam } from "@/lib/emulator";
 import { openStore, type Sql } from "@/lib/store";
-import { createThrowawayDatabase } from "../helpers/postgres";
+import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 
 /** The quota holds under concurrent creation on a real PostgreSQL with several connections. */
-describe("emulator on PostgreSQL", () => {
+describeWithPostgres("emulator on PostgreSQL", () => {
   let database: Awaited<ReturnType<typeof createThrowawayDatabase>>;
   let db: Sql;
 

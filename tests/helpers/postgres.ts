@@ -1,8 +1,13 @@
 import crypto from "node:crypto";
 import pg from "pg";
+import { describe, inject } from "vitest";
+import { TEST_POSTGRES_URL } from "./postgres-url";
 
-/** The machine's PostgreSQL (trust auth); override with TEST_POSTGRES_URL. */
-export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+/**
+ * `describe` for suites that need the test PostgreSQL: skipped (hooks included) when global setup
+ * found it unreachable, which it only allows when REQUIRE_POSTGRES is unset.
+ */
+export const describeWithPostgres = describe.skipIf(!inject("postgresAvailable"));
 
 /**
  * Creates a throwaway database on the test PostgreSQL and returns its URL and a function that

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { consumeOAuthState, issueOAuthState } from "@/lib/cloud/oauth";
 import { reloadConfig } from "@/lib/config";
 import { closeStore, getStore, type Sql } from "@/lib/store";
 import { insertProject } from "@/lib/store/projects";
-import { createThrowawayDatabase } from "../helpers/postgres";
+import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { createTestUser } from "../helpers/users";
 
 // Single use must hold where callbacks really race: several PostgreSQL connections.
@@ -21,7 +21,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-describe("OAuth state on PostgreSQL", () => {
+describeWithPostgres("OAuth state on PostgreSQL", () => {
   it("lets exactly one of 10 concurrent callbacks use a state", async () => {
     expect(db.kind).toBe("postgres");
     const { user } = await createTestUser(db);

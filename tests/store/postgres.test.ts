@@ -1,5 +1,5 @@
 import { openStore } from "@/lib/store";
-import { createThrowawayDatabase } from "../helpers/postgres";
+import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { describeStoreSuite } from "./store-suite";
 
 describeStoreSuite("postgres", async () => {
@@ -12,4 +12,4 @@ describeStoreSuite("postgres", async () => {
       await database.drop();
     },
   };
-});
+}, describeWithPostgres);

@@ -27,8 +27,12 @@ async function liveInstance(sql: Sql, instanceId = `i-${crypto.randomUUID()}`): 
 }
 
 /** The store contract: every SQL backend (PGlite, PostgreSQL) must pass it. */
-export function describeStoreSuite(name: string, open: () => Promise<{ sql: Sql; cleanup: () => Promise<void> }>) {
-  describe(`store: ${name}`, () => {
+export function describeStoreSuite(
+  name: string,
+  open: () => Promise<{ sql: Sql; cleanup: () => Promise<void> }>,
+  describeSuite: typeof describe = describe,
+) {
+  describeSuite(`store: ${name}`, () => {
     let sql: Sql;
     let cleanup: () => Promise<void>;
     const box = createSecretBox(crypto.randomBytes(32));
