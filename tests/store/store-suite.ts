@@ -30,7 +30,7 @@ async function liveInstance(sql: Sql, instanceId = `i-${crypto.randomUUID()}`): 
 export function describeStoreSuite(
   name: string,
   open: () => Promise<{ sql: Sql; cleanup: () => Promise<void> }>,
-  describeSuite: typeof describe = describe,
+  describeSuite: (title: string, body: () => void) => void = describe,
 ) {
   describeSuite(`store: ${name}`, () => {
     let sql: Sql;
