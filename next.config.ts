@@ -16,6 +16,9 @@ const nextConfig: NextConfig = {
     "@babel/parser",
   ],
   poweredByHeader: false,
+  // `npm run lint` (part of `npm test` and CI) runs `tsc --noEmit` over the whole project; the
+  // production build would repeat that check on every first start.
+  typescript: { ignoreBuildErrors: true },
 };
 
 export default nextConfig;
