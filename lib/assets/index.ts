@@ -1,26 +1,34 @@
 import path from "node:path";
 import { requireOwnedProject } from "@/lib/auth";
 import { getBlobStore } from "@/lib/blob";
-import { connectProjectSandbox } from "@/lib/cloud/enable";
 import { getConfig } from "@/lib/config";
+import { ensureProjectSandbox } from "@/lib/projects";
+import type { Sandbox } from "@/lib/sandbox";
+import { getStore } from "@/lib/store";
+import type { Project } from "@/lib/store/projects";
 import type { User } from "@/lib/store/users";
 import { acceptFile } from "./accept";
 import { MissingUploadFieldError } from "./errors";
 import type { AssetKind } from "./file-types";
 import { getAssetManifestLock } from "./lock";
 import { MAX_UPLOAD_BYTES, type ReceiveOptions, withReceivedForm } from "./multipart";
+import { type AssetRestoreReport, restoreProjectAssets } from "./restore";
 import { type AssetStorage, type AssetUploadResult, deleteAsset, storeAsset } from "./store";
 
 export * from "./errors";
 export { acceptFile, type AcceptedFile, type AcceptPolicy } from "./accept";
 export { detectSignature, hasSvgRoot } from "./content";
 export { ALLOWED_FILE_TYPES, type AllowedFileType, type AssetKind } from "./file-types";
-export { extensionOf, MAX_FILENAME_BYTES, sanitizeFilename } from "./filename";
+export { extensionOf, isStoredFilename, MAX_FILENAME_BYTES, sanitizeFilename } from "./filename";
+export { assetBlobPrefix, takeAssetInventory, type AssetInventory } from "./inventory";
 export { createKeyedLock, getAssetManifestLock, type KeyedLock } from "./lock";
 export * from "./manifest";
 export { MAX_UPLOAD_BYTES, withReceivedForm, type ReceivedFile, type ReceivedForm, type ReceiveOptions } from "./multipart";
 export { ASSET_STAGING_DIR } from "./sandbox-files";
-export { deleteAsset, storeAsset, type AssetStorage, type AssetTarget, type AssetUploadResult } from "./store";
+export { reconcileProjectAssets, type AssetMaintenance, type AssetReconcileReport } from "./reconcile";
+export { restoreProjectAssets, type AssetRestoreReport } from "./restore";
+export { deleteAsset, manifestEntryOf, storeAsset, type AssetStorage, type AssetTarget, type AssetUploadResult } from "./store";
+export { contentVersion, versionedAssetUrl } from "./version";
 
 /** Spec 8: every family is allowed as a project asset. */
 const ASSET_KINDS: readonly AssetKind[] = ["image", "font", "audio", "video"];
@@ -30,9 +38,9 @@ export function uploadReceiveOptions(): ReceiveOptions {
   return { fileField: "file", maxFileBytes: MAX_UPLOAD_BYTES, spoolDir: path.join(getConfig().DATA_DIR, "uploads") };
 }
 
-/** The process-wide blob store and manifest lock. */
-export function defaultAssetStorage(): AssetStorage {
-  return { blobs: getBlobStore(), manifestLock: getAssetManifestLock() };
+/** The process-wide store, blob store and manifest lock. */
+export async function defaultAssetStorage(): Promise<AssetStorage> {
+  return { db: await getStore(), blobs: getBlobStore(), manifestLock: getAssetManifestLock() };
 }
 
 /**
@@ -44,14 +52,19 @@ export function uploadAssetFromRequest(request: Request, user: User): Promise<As
     if (!fields.projectId) throw new MissingUploadFieldError('The form has no "projectId" field.');
     const project = await requireOwnedProject(user, fields.projectId);
     const accepted = await acceptFile(file, { kinds: ASSET_KINDS });
-    const sandbox = await connectProjectSandbox(project);
-    return storeAsset({ userId: user.id, projectId: project.id, sandbox }, accepted, defaultAssetStorage());
+    const sandbox = await ensureProjectSandbox(await getStore(), project);
+    return storeAsset({ userId: user.id, projectId: project.id, sandbox }, accepted, await defaultAssetStorage());
   });
 }
 
 /** DELETE /api/assets/delete: removes one asset of a project `user` owns (404 otherwise). */
 export async function deleteAssetOfProject(user: User, projectId: string, filename: string): Promise<void> {
   const project = await requireOwnedProject(user, projectId);
-  const sandbox = await connectProjectSandbox(project);
-  await deleteAsset({ userId: user.id, projectId: project.id, sandbox }, filename, defaultAssetStorage());
+  const sandbox = await ensureProjectSandbox(await getStore(), project);
+  await deleteAsset({ userId: user.id, projectId: project.id, sandbox }, filename, await defaultAssetStorage());
+}
+
+/** The sandbox lifecycle step: a (re)started or new sandbox of `project` gets its recorded assets back. */
+export async function restoreAssetsOfProject(sandbox: Sandbox, project: Project): Promise<AssetRestoreReport> {
+  return restoreProjectAssets({ userId: project.ownerId, projectId: project.id, sandbox }, await defaultAssetStorage());
 }
