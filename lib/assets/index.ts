@@ -38,9 +38,9 @@ export function uploadReceiveOptions(): ReceiveOptions {
   return { fileField: "file", maxFileBytes: MAX_UPLOAD_BYTES, spoolDir: path.join(getConfig().DATA_DIR, "uploads") };
 }
 
-/** The process-wide store, blob store and manifest lock. */
-export async function defaultAssetStorage(): Promise<AssetStorage> {
-  return { db: await getStore(), blobs: getBlobStore(), manifestLock: getAssetManifestLock() };
+/** The process-wide blob store and manifest lock. */
+export function defaultAssetStorage(): AssetStorage {
+  return { blobs: getBlobStore(), manifestLock: getAssetManifestLock() };
 }
 
 /**
@@ -53,7 +53,7 @@ export function uploadAssetFromRequest(request: Request, user: User): Promise<As
     const project = await requireOwnedProject(user, fields.projectId);
     const accepted = await acceptFile(file, { kinds: ASSET_KINDS });
     const sandbox = await ensureProjectSandbox(await getStore(), project);
-    return storeAsset({ userId: user.id, projectId: project.id, sandbox }, accepted, await defaultAssetStorage());
+    return storeAsset({ userId: user.id, projectId: project.id, sandbox }, accepted, defaultAssetStorage());
   });
 }
 
@@ -61,10 +61,10 @@ export function uploadAssetFromRequest(request: Request, user: User): Promise<As
 export async function deleteAssetOfProject(user: User, projectId: string, filename: string): Promise<void> {
   const project = await requireOwnedProject(user, projectId);
   const sandbox = await ensureProjectSandbox(await getStore(), project);
-  await deleteAsset({ userId: user.id, projectId: project.id, sandbox }, filename, await defaultAssetStorage());
+  await deleteAsset({ userId: user.id, projectId: project.id, sandbox }, filename, defaultAssetStorage());
 }
 
 /** The sandbox lifecycle step: a (re)started or new sandbox of `project` gets its recorded assets back. */
 export async function restoreAssetsOfProject(sandbox: Sandbox, project: Project): Promise<AssetRestoreReport> {
-  return restoreProjectAssets({ userId: project.ownerId, projectId: project.id, sandbox }, await defaultAssetStorage());
+  return restoreProjectAssets({ userId: project.ownerId, projectId: project.id, sandbox }, defaultAssetStorage());
 }

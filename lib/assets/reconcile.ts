@@ -1,14 +1,16 @@
 import { parseArgs } from "node:util";
 import { BadRequestError } from "@/lib/errors";
 import { SandboxNotFoundError, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
+import type { SqlExecutor } from "@/lib/store";
 import { upsertProjectAsset } from "@/lib/store/assets";
 import { getProject, listAllProjectIds, type Project } from "@/lib/store/projects";
 import { takeAssetInventory } from "./inventory";
 import { type AssetManifest, readAssetManifest } from "./manifest";
 import type { AssetStorage } from "./store";
 
-/** What reconciling needs: the asset storage plus a way to reach each project's sandbox. */
+/** What reconciling needs: the asset storage, the store (to find projects) and a way to reach each project's sandbox. */
 export interface AssetMaintenance extends AssetStorage {
+  db: SqlExecutor;
   sandboxes: SandboxProvider;
 }
 
@@ -32,12 +34,12 @@ export interface AssetReconcileReport {
  * are reported.
  */
 export async function reconcileProjectAssets(project: Project, deps: AssetMaintenance, options: { dryRun: boolean }): Promise<AssetReconcileReport> {
-  return deps.manifestLock.run(project.id, async () => {
+  return deps.manifestLock.run(project.id, async (db) => {
     const sandbox = await liveSandbox(project, deps.sandboxes);
     const manifest: AssetManifest = sandbox ? await readAssetManifest(sandbox) : { assets: {} };
-    const inventory = await takeAssetInventory({ userId: project.ownerId, projectId: project.id }, manifest, deps);
+    const inventory = await takeAssetInventory({ userId: project.ownerId, projectId: project.id }, manifest, { db, blobs: deps.blobs });
     if (!options.dryRun) {
-      for (const asset of inventory.unrecorded) await upsertProjectAsset(deps.db, project.id, asset);
+      for (const asset of inventory.unrecorded) await upsertProjectAsset(db, project.id, asset);
       if (inventory.orphanBlobs.length > 0) await deps.blobs.del(inventory.orphanBlobs);
     }
     return {

@@ -35,11 +35,11 @@ export interface AssetRestoreReport {
  */
 export async function restoreProjectAssets(target: AssetTarget, storage: AssetStorage): Promise<AssetRestoreReport> {
   const { sandbox, projectId } = target;
-  return storage.manifestLock.run(projectId, async () => {
+  return storage.manifestLock.run(projectId, async (db) => {
     const manifest = await readAssetManifest(sandbox);
     const before = serializeAssetManifest(manifest);
-    const inventory = await takeAssetInventory(target, manifest, storage);
-    for (const asset of inventory.unrecorded) await upsertProjectAsset(storage.db, projectId, asset);
+    const inventory = await takeAssetInventory(target, manifest, { db, blobs: storage.blobs });
+    for (const asset of inventory.unrecorded) await upsertProjectAsset(db, projectId, asset);
     const onDisk = await sandboxFileSizes(target);
     const staging = createStaging();
     const changes: StagedChange[] = [];

@@ -19,10 +19,11 @@ export interface AssetTarget {
   sandbox: Sandbox;
 }
 
-/** Where assets go, where they are recorded, and how changes of one project are serialised. */
+/**
+ * Where assets go and how changes of one project are serialised. Their record (`project_assets`,
+ * which the sandbox's manifest is rebuilt from) is read and written through the lock's executor.
+ */
 export interface AssetStorage {
-  /** Holds `project_assets`, the record the sandbox's manifest is rebuilt from. */
-  db: SqlExecutor;
   blobs: BlobStore;
   /** Keyed by project id. */
   manifestLock: KeyedLock;
@@ -63,7 +64,7 @@ export async function storeAsset(target: AssetTarget, file: AcceptedFile, storag
   try {
     const version = await contentVersion(file.path);
     const stagedPath = await stageHostFile(sandbox, staging, file.path, file.size);
-    return await storage.manifestLock.run(projectId, async () => {
+    return await storage.manifestLock.run(projectId, async (db) => {
       let put: PutBlobResult | undefined;
       try {
         put = await storage.blobs.put(pathname, fs.createReadStream(file.path), {
@@ -72,13 +73,13 @@ export async function storeAsset(target: AssetTarget, file: AcceptedFile, storag
           contentType: file.contentType,
         });
         const asset = { filename: file.filename, blobUrl: versionedAssetUrl(put.url, version), contentType: file.contentType, size: file.size };
-        await upsertProjectAsset(storage.db, projectId, asset);
+        await upsertProjectAsset(db, projectId, asset);
         const manifest = await readAssetManifest(sandbox);
         manifest.assets[file.filename] = manifestEntryOf(asset);
         await commitStaging(sandbox, staging, [{ move: stagedPath, to: assetLocalPath(file.filename) }], manifest);
         return { url: asset.blobUrl, pathname: put.pathname, filename: file.filename, contentType: file.contentType, size: file.size };
       } catch (error) {
-        if (put) await Promise.all([deleteBlobQuietly(storage.blobs, put.url), forgetAssetQuietly(storage.db, projectId, file.filename)]);
+        if (put) await Promise.all([deleteBlobQuietly(storage.blobs, put.url), forgetAssetQuietly(db, projectId, file.filename)]);
         throw error;
       }
     });
@@ -101,9 +102,9 @@ export async function deleteAsset(target: AssetTarget, filename: string, storage
   if (!isStoredFilename(filename)) throw new InvalidFilenameError(`${JSON.stringify(filename.slice(0, 300))} is not a valid asset filename.`);
   const { sandbox, projectId } = target;
   const pathname = assetBlobPathname(target.userId, projectId, filename);
-  await storage.manifestLock.run(projectId, async () => {
+  await storage.manifestLock.run(projectId, async (db) => {
     const [record, manifest, blob] = await Promise.all([
-      getProjectAsset(storage.db, projectId, filename),
+      getProjectAsset(db, projectId, filename),
       readAssetManifest(sandbox),
       storage.blobs.head(pathname),
     ]);
@@ -117,7 +118,7 @@ export async function deleteAsset(target: AssetTarget, filename: string, storage
       await discardStaging(sandbox, staging);
       throw error;
     }
-    await deleteProjectAsset(storage.db, projectId, filename);
+    await deleteProjectAsset(db, projectId, filename);
   });
 }
 

@@ -6,6 +6,7 @@ import { getBlobStore } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
 import { getSandboxProvider, resetSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { openStore, type Sql } from "@/lib/store";
+import { openPostgres } from "@/lib/store/postgres";
 import { listProjectAssets } from "@/lib/store/assets";
 import { insertProject } from "@/lib/store/projects";
 import { createThrowawayDatabase } from "../helpers/postgres";
@@ -47,7 +48,7 @@ describe("asset manifest updates across processes sharing PostgreSQL", () => {
     const { id: projectId } = await insertProject(stores[0], { ownerId: owner.user.id, name: "race" });
     const target = { userId: owner.user.id, projectId, sandbox };
     const files = await Promise.all(Array.from({ length: 20 }, (_, index) => acceptedPng(`race-${index}.png`, 300 + index)));
-    await Promise.all(files.map((file, index) => storeAsset(target, file, { db: stores[index % 2], blobs: getBlobStore(), manifestLock: locks[index % 2] })));
+    await Promise.all(files.map((file, index) => storeAsset(target, file, { blobs: getBlobStore(), manifestLock: locks[index % 2] })));
 
     const manifest = await readAssetManifest(sandbox);
     expect(Object.keys(manifest.assets).sort()).toEqual(files.map((file) => file.filename).sort());
@@ -78,6 +79,30 @@ describe("asset manifest updates across processes sharing PostgreSQL", () => {
     release();
     await Promise.all([a, b]);
     expect(events).toEqual(["a start", "a end", "b"]);
+  });
+});
+
+describe("asset records on PostgreSQL", () => {
+  it("are written through the lock's own connection: uploads to several projects finish on a pool of one", async () => {
+    const single = await openPostgres(database.url, { max: 1 });
+    try {
+      const lock = createKeyedLock(async () => single, "asset-manifest");
+      const owner = await createTestUser(stores[0], "Owner");
+      const projectIds = await Promise.all(
+        ["one", "two", "three"].map(async (name) => (await insertProject(stores[0], { ownerId: owner.user.id, name })).id),
+      );
+      const files = await Promise.all(projectIds.map((_, index) => acceptedPng(`single-${index}.png`, 400 + index)));
+      await Promise.all(
+        projectIds.map((projectId, index) =>
+          storeAsset({ userId: owner.user.id, projectId, sandbox }, files[index], { blobs: getBlobStore(), manifestLock: lock }),
+        ),
+      );
+      for (const [index, projectId] of projectIds.entries()) {
+        expect((await listProjectAssets(stores[0], projectId)).map((record) => record.filename)).toEqual([`single-${index}.png`]);
+      }
+    } finally {
+      await single.close();
+    }
   });
 });
 
