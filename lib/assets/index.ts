@@ -52,7 +52,7 @@ export function uploadAssetFromRequest(request: Request, user: User): Promise<As
     if (!fields.projectId) throw new MissingUploadFieldError('The form has no "projectId" field.');
     const project = await requireOwnedProject(user, fields.projectId);
     const accepted = await acceptFile(file, { kinds: ASSET_KINDS });
-    const sandbox = await ensureProjectSandbox(await getStore(), project);
+    const sandbox = await projectSandboxWithAssets(project);
     return storeAsset({ userId: user.id, projectId: project.id, sandbox }, accepted, defaultAssetStorage());
   });
 }
@@ -60,8 +60,18 @@ export function uploadAssetFromRequest(request: Request, user: User): Promise<As
 /** DELETE /api/assets/delete: removes one asset of a project `user` owns (404 otherwise). */
 export async function deleteAssetOfProject(user: User, projectId: string, filename: string): Promise<void> {
   const project = await requireOwnedProject(user, projectId);
-  const sandbox = await ensureProjectSandbox(await getStore(), project);
+  const sandbox = await projectSandboxWithAssets(project);
   await deleteAsset({ userId: user.id, projectId: project.id, sandbox }, filename, defaultAssetStorage());
+}
+
+/**
+ * The project's sandbox for asset work. A sandbox created here, for a project that had none, first
+ * gets the project's recorded assets, so its manifest starts complete rather than from scratch.
+ */
+export async function projectSandboxWithAssets(project: Project): Promise<Sandbox> {
+  const sandbox = await ensureProjectSandbox(await getStore(), project);
+  if (!project.sandboxId) await restoreAssetsOfProject(sandbox, project);
+  return sandbox;
 }
 
 /** The sandbox lifecycle step: a (re)started or new sandbox of `project` gets its recorded assets back. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GET as listRoute } from "@/app/api/assets/route";
 import { POST as restartRoute } from "@/app/api/projects/[id]/sandbox/restart/route";
 import { ASSET_FILES_DIR, assetBlobPrefix, type AssetUploadResult } from "@/lib/assets";
 import { afterSandboxStart } from "@/lib/cloud/restore";
@@ -82,6 +83,18 @@ describe("assets across sandbox restarts", () => {
     await updateProjectSandbox(fx.db, project.id, { sandboxId: fresh.sandboxId, previewUrl: null });
     await afterSandboxStart(fresh, (await getProject(fx.db, project.id))!);
     await expectAllAssets(fresh);
+  });
+
+  it("are in the sandbox the asset routes create for a project that lost its sandbox", async () => {
+    await updateProjectSandbox(fx.db, project.id, { sandboxId: null, previewUrl: null });
+    const response = await listRoute(new Request(`http://localhost/api/assets?projectId=${project.id}`, { headers: fx.owner.headers }), {
+      params: Promise.resolve({}),
+    } as never);
+    expect(response.status).toBe(200);
+    const { sandboxId } = (await getProject(fx.db, project.id))!;
+    sandboxIds.push(sandboxId!);
+    expect((await response.json()).assets.map((asset: { filename: string }) => asset.filename).sort()).toEqual(NAMES);
+    await expectAllAssets(await sandboxOf());
   });
 
   it("are all deleted through the API, leaving no file, manifest entry, blob or record", async () => {
