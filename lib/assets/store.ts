@@ -126,6 +126,7 @@ async function deleteBlobQuietly(blobs: BlobStore, url: string): Promise<void> {
   await blobs.del(url).catch((error: unknown) => log.warn("could not delete the blob of a failed asset upload", { url, error }));
 }
 
+// On PostgreSQL the section's transaction rolls the record back anyway; the embedded store has none.
 async function forgetAssetQuietly(db: SqlExecutor, projectId: string, filename: string): Promise<void> {
   await deleteProjectAsset(db, projectId, filename).catch((error: unknown) =>
     log.warn("could not remove the record of a failed asset upload", { projectId, filename, error }),
