@@ -19,8 +19,8 @@ export * from "./errors";
 export { acceptFile, type AcceptedFile, type AcceptPolicy } from "./accept";
 export { detectSignature, hasSvgRoot } from "./content";
 export { ALLOWED_FILE_TYPES, type AllowedFileType, type AssetKind } from "./file-types";
-export { extensionOf, isStoredFilename, MAX_FILENAME_BYTES, sanitizeFilename } from "./filename";
-export { assetBlobPrefix, takeAssetInventory, type AssetInventory } from "./inventory";
+export { extensionOf, MAX_FILENAME_BYTES, sanitizeFilename } from "./filename";
+export { assetBlobPrefix } from "./inventory";
 export { createKeyedLock, getAssetManifestLock, type KeyedLock } from "./lock";
 export * from "./manifest";
 export { MAX_UPLOAD_BYTES, withReceivedForm, type ReceivedFile, type ReceivedForm, type ReceiveOptions } from "./multipart";
@@ -28,7 +28,6 @@ export { ASSET_STAGING_DIR } from "./sandbox-files";
 export { reconcileProjectAssets, type AssetMaintenance, type AssetReconcileReport } from "./reconcile";
 export { restoreProjectAssets, type AssetRestoreReport } from "./restore";
 export { deleteAsset, manifestEntryOf, storeAsset, type AssetStorage, type AssetTarget, type AssetUploadResult } from "./store";
-export { contentVersion, versionedAssetUrl } from "./version";
 
 /** Spec 8: every family is allowed as a project asset. */
 const ASSET_KINDS: readonly AssetKind[] = ["image", "font", "audio", "video"];
