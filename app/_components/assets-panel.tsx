@@ -5,7 +5,10 @@ import { callApi, messageOf } from "./api";
 import { AssetDropzone, type UploadedAsset } from "./asset-dropzone";
 import { formatBytes } from "./upload";
 
-/** One entry of the sandbox's asset manifest (spec 2.10), as GET /api/assets answers it. */
+/**
+ * One entry of the sandbox's asset manifest (spec 2.10), as GET /api/assets answers it. `blobUrl`
+ * is versioned per upload, the same URL the upload answered, so a re-upload shows its new bytes.
+ */
 export interface AssetEntry {
   filename: string;
   blobUrl: string;
@@ -18,8 +21,6 @@ const byName = (a: AssetEntry, b: AssetEntry) => a.filename.localeCompare(b.file
 /** The project's assets: upload by drag and drop, list from the manifest with thumbnails, delete. */
 export function AssetsPanel({ projectId }: { projectId: string }) {
   const [assets, setAssets] = useState<AssetEntry[] | null>(null);
-  // Re-uploads keep their URL: a version per filename makes the thumbnail reload.
-  const [versions, setVersions] = useState<Record<string, number>>({});
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
@@ -40,7 +41,6 @@ export function AssetsPanel({ projectId }: { projectId: string }) {
   function uploaded(asset: UploadedAsset) {
     const entry: AssetEntry = { filename: asset.filename, blobUrl: asset.url, contentType: asset.contentType, size: asset.size };
     setAssets((current) => [...(current ?? []).filter((item) => item.filename !== entry.filename), entry].sort(byName));
-    setVersions((current) => ({ ...current, [entry.filename]: (current[entry.filename] ?? 0) + 1 }));
   }
 
   async function remove(filename: string) {
@@ -72,7 +72,7 @@ export function AssetsPanel({ projectId }: { projectId: string }) {
             <li key={asset.filename} className="asset" data-filename={asset.filename}>
               {asset.contentType.startsWith("image/") ? (
                 // eslint-disable-next-line @next/next/no-img-element -- blob URLs from any store; no optimiser needed
-                <img src={versions[asset.filename] ? `${asset.blobUrl}?v=${versions[asset.filename]}` : asset.blobUrl} alt={asset.filename} loading="lazy" />
+                <img src={asset.blobUrl} alt={asset.filename} loading="lazy" />
               ) : (
                 <span className="asset-type">{asset.filename.split(".").pop()?.toUpperCase()}</span>
               )}

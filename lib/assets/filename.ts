@@ -58,3 +58,12 @@ function shorten(name: string): string {
   }
   return base.replace(TRAILING, "") + extension;
 }
+
+/** True for names an upload can have produced: sanitising leaves them unchanged. */
+export function isStoredFilename(filename: string): boolean {
+  try {
+    return sanitizeFilename(filename) === filename;
+  } catch {
+    return false;
+  }
+}

@@ -1,14 +1,18 @@
 import path from "node:path";
 import { requireOwnedProject } from "@/lib/auth";
 import { getBlobStore } from "@/lib/blob";
-import { connectProjectSandbox } from "@/lib/cloud/enable";
 import { getConfig } from "@/lib/config";
+import { ensureProjectSandbox } from "@/lib/projects";
+import type { Sandbox } from "@/lib/sandbox";
+import { getStore } from "@/lib/store";
+import type { Project } from "@/lib/store/projects";
 import type { User } from "@/lib/store/users";
 import { acceptFile } from "./accept";
 import { MissingUploadFieldError } from "./errors";
 import type { AssetKind } from "./file-types";
 import { getAssetManifestLock } from "./lock";
 import { MAX_UPLOAD_BYTES, type ReceiveOptions, withReceivedForm } from "./multipart";
+import { type AssetRestoreReport, restoreProjectAssets } from "./restore";
 import { type AssetStorage, type AssetUploadResult, deleteAsset, storeAsset } from "./store";
 
 export * from "./errors";
@@ -16,11 +20,14 @@ export { acceptFile, type AcceptedFile, type AcceptPolicy } from "./accept";
 export { detectSignature, hasSvgRoot } from "./content";
 export { ALLOWED_FILE_TYPES, type AllowedFileType, type AssetKind } from "./file-types";
 export { extensionOf, MAX_FILENAME_BYTES, sanitizeFilename } from "./filename";
+export { assetBlobPrefix } from "./inventory";
 export { createKeyedLock, getAssetManifestLock, type KeyedLock } from "./lock";
 export * from "./manifest";
 export { MAX_UPLOAD_BYTES, withReceivedForm, type ReceivedFile, type ReceivedForm, type ReceiveOptions } from "./multipart";
 export { ASSET_STAGING_DIR } from "./sandbox-files";
-export { deleteAsset, storeAsset, type AssetStorage, type AssetTarget, type AssetUploadResult } from "./store";
+export { reconcileProjectAssets, type AssetMaintenance, type AssetReconcileReport } from "./reconcile";
+export { restoreProjectAssets, type AssetRestoreReport } from "./restore";
+export { deleteAsset, manifestEntryOf, storeAsset, type AssetStorage, type AssetTarget, type AssetUploadResult } from "./store";
 
 /** Spec 8: every family is allowed as a project asset. */
 const ASSET_KINDS: readonly AssetKind[] = ["image", "font", "audio", "video"];
@@ -44,7 +51,7 @@ export function uploadAssetFromRequest(request: Request, user: User): Promise<As
     if (!fields.projectId) throw new MissingUploadFieldError('The form has no "projectId" field.');
     const project = await requireOwnedProject(user, fields.projectId);
     const accepted = await acceptFile(file, { kinds: ASSET_KINDS });
-    const sandbox = await connectProjectSandbox(project);
+    const sandbox = await projectSandboxWithAssets(project);
     return storeAsset({ userId: user.id, projectId: project.id, sandbox }, accepted, defaultAssetStorage());
   });
 }
@@ -52,6 +59,21 @@ export function uploadAssetFromRequest(request: Request, user: User): Promise<As
 /** DELETE /api/assets/delete: removes one asset of a project `user` owns (404 otherwise). */
 export async function deleteAssetOfProject(user: User, projectId: string, filename: string): Promise<void> {
   const project = await requireOwnedProject(user, projectId);
-  const sandbox = await connectProjectSandbox(project);
+  const sandbox = await projectSandboxWithAssets(project);
   await deleteAsset({ userId: user.id, projectId: project.id, sandbox }, filename, defaultAssetStorage());
+}
+
+/**
+ * The project's sandbox for asset work. A sandbox created here, for a project that had none, first
+ * gets the project's recorded assets, so its manifest starts complete rather than from scratch.
+ */
+export async function projectSandboxWithAssets(project: Project): Promise<Sandbox> {
+  const sandbox = await ensureProjectSandbox(await getStore(), project);
+  if (!project.sandboxId) await restoreAssetsOfProject(sandbox, project);
+  return sandbox;
+}
+
+/** The sandbox lifecycle step: a (re)started or new sandbox of `project` gets its recorded assets back. */
+export async function restoreAssetsOfProject(sandbox: Sandbox, project: Project): Promise<AssetRestoreReport> {
+  return restoreProjectAssets({ userId: project.ownerId, projectId: project.id, sandbox }, defaultAssetStorage());
 }

@@ -1,8 +1,13 @@
-import { getStore, type Sql } from "@/lib/store";
+import { getStore, type Sql, type SqlExecutor } from "@/lib/store";
 
-/** Runs critical sections one at a time per key. */
+/**
+ * Runs critical sections one at a time per key. A section gets the executor to use for its own
+ * queries: on PostgreSQL the transaction holding the lock, so a section never waits for a second
+ * pooled connection (sections of many keys could otherwise take the whole pool and wait forever),
+ * and its writes commit with it or not at all.
+ */
 export interface KeyedLock {
-  run<T>(key: string, critical: () => Promise<T>): Promise<T>;
+  run<T>(key: string, critical: (db: SqlExecutor) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -17,12 +22,12 @@ export interface KeyedLock {
 export function createKeyedLock(getSql: () => Promise<Sql>, namespace: string): KeyedLock {
   const queues = new Map<string, Promise<void>>();
 
-  const acrossProcesses = async <T>(key: string, critical: () => Promise<T>): Promise<T> => {
+  const acrossProcesses = async <T>(key: string, critical: (db: SqlExecutor) => Promise<T>): Promise<T> => {
     const sql = await getSql();
-    if (sql.kind !== "postgres") return critical();
+    if (sql.kind !== "postgres") return critical(sql);
     return sql.transaction(async (tx) => {
       await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`${namespace}:${key}`]);
-      return critical();
+      return critical(tx);
     });
   };
 

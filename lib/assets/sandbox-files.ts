@@ -25,11 +25,11 @@ export function createStaging(): Staging {
 }
 
 /**
- * Copies a host file into the staging directory (as `data`) and returns its sandbox path. Large
+ * Copies a host file into the staging directory (as `name`) and returns its sandbox path. Large
  * files go as numbered parts joined with `cat`, so at most one part is in memory at a time.
  */
-export async function stageHostFile(sandbox: Sandbox, staging: Staging, hostPath: string, size: number): Promise<string> {
-  const target = `${staging.dir}/data`;
+export async function stageHostFile(sandbox: Sandbox, staging: Staging, hostPath: string, size: number, name = "data"): Promise<string> {
+  const target = `${staging.dir}/${name}`;
   const partCount = Math.max(1, Math.ceil(size / SANDBOX_PART_BYTES));
   const buffer = Buffer.allocUnsafe(Math.min(Math.max(size, 1), SANDBOX_PART_BYTES));
   const handle = await fs.open(hostPath);
@@ -44,8 +44,8 @@ export async function stageHostFile(sandbox: Sandbox, staging: Staging, hostPath
   }
   if (partCount > 1) {
     // Zero-padded names make the glob's order the parts' order.
-    await sandbox.commands.run('cat -- "$STAGING"/part-* > "$STAGING/data" && rm -f -- "$STAGING"/part-*', {
-      envs: { STAGING: staging.dir },
+    await sandbox.commands.run('cat -- "$STAGING"/part-* > "$TARGET" && rm -f -- "$STAGING"/part-*', {
+      envs: { STAGING: staging.dir, TARGET: target },
     });
   }
   return target;

@@ -2,12 +2,15 @@ import fs from "node:fs";
 import type { BlobStore, PutBlobResult } from "@/lib/blob";
 import { log } from "@/lib/log";
 import type { Sandbox } from "@/lib/sandbox";
+import type { SqlExecutor } from "@/lib/store";
+import { deleteProjectAsset, getProjectAsset, type ProjectAssetRecord, upsertProjectAsset } from "@/lib/store/assets";
 import type { AcceptedFile } from "./accept";
 import { AssetNotFoundError, InvalidFilenameError } from "./errors";
-import { sanitizeFilename } from "./filename";
+import { isStoredFilename } from "./filename";
 import type { KeyedLock } from "./lock";
-import { assetBlobPathname, assetLocalPath, hasAsset, readAssetManifest } from "./manifest";
+import { assetBlobPathname, assetLocalPath, type AssetManifestEntry, hasAsset, readAssetManifest } from "./manifest";
 import { commitStaging, createStaging, discardStaging, stageHostFile } from "./sandbox-files";
+import { contentVersion, versionedAssetUrl } from "./version";
 
 /** The project an asset belongs to, and its running sandbox. */
 export interface AssetTarget {
@@ -16,7 +19,10 @@ export interface AssetTarget {
   sandbox: Sandbox;
 }
 
-/** Where assets go and how manifest updates of one project are serialised. */
+/**
+ * Where assets go and how changes of one project are serialised. Their record (`project_assets`,
+ * which the sandbox's manifest is rebuilt from) is read and written through the lock's executor.
+ */
 export interface AssetStorage {
   blobs: BlobStore;
   /** Keyed by project id. */
@@ -25,6 +31,7 @@ export interface AssetStorage {
 
 /** The answer of POST /api/assets/upload. */
 export interface AssetUploadResult {
+  /** Versioned (`?v=<content digest>`): the same URL as the manifest's `blobUrl`. */
   url: string;
   pathname: string;
   filename: string;
@@ -32,56 +39,77 @@ export interface AssetUploadResult {
   size: number;
 }
 
+/** The manifest entry (spec 2.10) of a recorded asset. */
+export const manifestEntryOf = (asset: ProjectAssetRecord): AssetManifestEntry => ({
+  blobUrl: asset.blobUrl,
+  localPath: assetLocalPath(asset.filename),
+  contentType: asset.contentType,
+  size: asset.size,
+});
+
 /**
- * Stores an accepted file as a project asset (spec 4.3): staged in the sandbox, put in the blob
- * store at `<user>/<project>/assets/<filename>` (public, no suffix, overwriting), then moved into
- * `assets/images/` and entered in the manifest under the project's lock. Any failure undoes the
- * steps already done (blob deleted, staging removed), so a new asset is either complete in both
- * places or absent from both. Replacing an existing asset cannot bring its old bytes back if the
- * last step fails: the blob store has already replaced them.
+ * Stores an accepted file as a project asset (spec 4.3): staged in the sandbox, then under the
+ * project's lock put in the blob store at `<user>/<project>/assets/<filename>` (public, no suffix,
+ * overwriting), recorded in `project_assets`, moved into `assets/images/` and entered in the
+ * manifest. Holding the lock across the put means a reconcile never sees the blob of an upload
+ * in flight as an orphan. Any failure undoes the steps already done (blob deleted, record
+ * removed, staging removed), so a new asset is either complete everywhere or absent. Replacing an
+ * existing asset cannot bring its old bytes back if a later step fails: the blob store has
+ * already replaced them.
  */
 export async function storeAsset(target: AssetTarget, file: AcceptedFile, storage: AssetStorage): Promise<AssetUploadResult> {
-  const { sandbox } = target;
-  const pathname = assetBlobPathname(target.userId, target.projectId, file.filename);
-  const localPath = assetLocalPath(file.filename);
+  const { sandbox, projectId } = target;
+  const pathname = assetBlobPathname(target.userId, projectId, file.filename);
   const staging = createStaging();
-  let put: PutBlobResult | undefined;
   try {
+    const version = await contentVersion(file.path);
     const stagedPath = await stageHostFile(sandbox, staging, file.path, file.size);
-    put = await storage.blobs.put(pathname, fs.createReadStream(file.path), {
-      access: "public",
-      allowOverwrite: true,
-      contentType: file.contentType,
-    });
-    const blobUrl = put.url;
-    await storage.manifestLock.run(target.projectId, async () => {
-      const manifest = await readAssetManifest(sandbox);
-      manifest.assets[file.filename] = { blobUrl, localPath, contentType: file.contentType, size: file.size };
-      await commitStaging(sandbox, staging, [{ move: stagedPath, to: localPath }], manifest);
+    return await storage.manifestLock.run(projectId, async (db) => {
+      let put: PutBlobResult | undefined;
+      try {
+        put = await storage.blobs.put(pathname, fs.createReadStream(file.path), {
+          access: "public",
+          allowOverwrite: true,
+          contentType: file.contentType,
+        });
+        const asset = { filename: file.filename, blobUrl: versionedAssetUrl(put.url, version), contentType: file.contentType, size: file.size };
+        await upsertProjectAsset(db, projectId, asset);
+        const manifest = await readAssetManifest(sandbox);
+        manifest.assets[file.filename] = manifestEntryOf(asset);
+        await commitStaging(sandbox, staging, [{ move: stagedPath, to: assetLocalPath(file.filename) }], manifest);
+        return { url: asset.blobUrl, pathname: put.pathname, filename: file.filename, contentType: file.contentType, size: file.size };
+      } catch (error) {
+        if (put) await Promise.all([deleteBlobQuietly(storage.blobs, put.url), forgetAssetQuietly(db, projectId, file.filename)]);
+        throw error;
+      }
     });
   } catch (error) {
-    await Promise.all([put && deleteBlobQuietly(storage.blobs, put.url), discardStaging(sandbox, staging)]);
+    await discardStaging(sandbox, staging);
     throw error;
   }
-  return { url: put.url, pathname: put.pathname, filename: file.filename, contentType: file.contentType, size: file.size };
 }
 
 /**
- * DELETE /api/assets/delete (spec 4.3): the manifest decides whether the asset exists (404
- * otherwise); then its blob is deleted, then its sandbox file and manifest entry go together
- * under the project's lock. The blob deleted is the one at this project's asset pathname: the
- * entry's `blobUrl` is not trusted to name it, since the app's own code can write the manifest.
- * A failure leaves the entry in place, so calling again finishes the job; once done, a second
- * call answers 404 and touches nothing.
+ * DELETE /api/assets/delete (spec 4.3): under the project's lock, an asset exists when its record,
+ * the sandbox's manifest or the blob index knows it (404 otherwise), so assets whose manifest a
+ * restart wiped, or blobs a failed step left behind, can still be deleted. Its blob goes first,
+ * then its sandbox file and manifest entry together, then its record. The blob deleted is the one
+ * at this project's asset pathname: the entry's `blobUrl` is not trusted to name it, since the
+ * app's own code can write the manifest. A failure leaves the record in place, so calling again
+ * finishes the job; once done, a second call answers 404 and touches nothing.
  */
 export async function deleteAsset(target: AssetTarget, filename: string, storage: AssetStorage): Promise<void> {
   if (!isStoredFilename(filename)) throw new InvalidFilenameError(`${JSON.stringify(filename.slice(0, 300))} is not a valid asset filename.`);
-  const { sandbox } = target;
-  if (!hasAsset(await readAssetManifest(sandbox), filename)) throw new AssetNotFoundError(filename);
-  await storage.blobs.del(assetBlobPathname(target.userId, target.projectId, filename));
-  await storage.manifestLock.run(target.projectId, async () => {
-    const manifest = await readAssetManifest(sandbox);
-    if (!hasAsset(manifest, filename)) throw new AssetNotFoundError(filename);
+  const { sandbox, projectId } = target;
+  const pathname = assetBlobPathname(target.userId, projectId, filename);
+  await storage.manifestLock.run(projectId, async (db) => {
+    const [record, manifest, blob] = await Promise.all([
+      getProjectAsset(db, projectId, filename),
+      readAssetManifest(sandbox),
+      storage.blobs.head(pathname),
+    ]);
+    if (!record && !hasAsset(manifest, filename) && !blob) throw new AssetNotFoundError(filename);
+    await storage.blobs.del(pathname);
     delete manifest.assets[filename];
     const staging = createStaging();
     try {
@@ -90,18 +118,17 @@ export async function deleteAsset(target: AssetTarget, filename: string, storage
       await discardStaging(sandbox, staging);
       throw error;
     }
+    await deleteProjectAsset(db, projectId, filename);
   });
-}
-
-/** True for names an upload can have produced: sanitising leaves them unchanged. */
-function isStoredFilename(filename: string): boolean {
-  try {
-    return sanitizeFilename(filename) === filename;
-  } catch {
-    return false;
-  }
 }
 
 async function deleteBlobQuietly(blobs: BlobStore, url: string): Promise<void> {
   await blobs.del(url).catch((error: unknown) => log.warn("could not delete the blob of a failed asset upload", { url, error }));
+}
+
+// On PostgreSQL the section's transaction rolls the record back anyway; the embedded store has none.
+async function forgetAssetQuietly(db: SqlExecutor, projectId: string, filename: string): Promise<void> {
+  await deleteProjectAsset(db, projectId, filename).catch((error: unknown) =>
+    log.warn("could not remove the record of a failed asset upload", { projectId, filename, error }),
+  );
 }

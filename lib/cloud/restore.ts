@@ -1,3 +1,4 @@
+import { restoreAssetsOfProject } from "@/lib/assets";
 import { log } from "@/lib/log";
 import { ensureAppDevServer, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
@@ -42,6 +43,7 @@ export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string
  * server starts (so it reads the URL), then the backend dev server is started again.
  */
 export async function afterSandboxStart(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: boolean }> {
+  await restoreAssetsOfProject(sandbox, project);
   const credentials = await getBackendCredentials(project.id);
   if (credentials) {
     await migrateLegacyBackendNames(sandbox);

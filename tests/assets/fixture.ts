@@ -8,6 +8,7 @@ import { getBlobStore, listAllBlobs } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
 import { getSandboxProvider, resetSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
+import { listProjectAssets } from "@/lib/store/assets";
 import { insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
 
@@ -71,10 +72,11 @@ export async function createAssetFixture() {
     async manifest(sandbox: Sandbox): Promise<AssetManifest | null> {
       return (await sandbox.files.exists(ASSET_MANIFEST_PATH)) ? JSON.parse(await sandbox.files.read(ASSET_MANIFEST_PATH)) : null;
     },
-    /** Everything an upload to `project` could leave: blobs, sandbox files, staging, spool files. */
+    /** Everything an upload to `project` could leave: blobs, records, sandbox files, staging, spool files. */
     async leftovers(project: Project, sandbox: Sandbox) {
       return {
         blobs: await blobPathnames(`${project.ownerId}/${project.id}/`),
+        records: (await listProjectAssets(db, project.id)).map((record) => record.filename),
         files: await sandboxNames(sandbox, ASSET_FILES_DIR),
         manifest: await fixture.manifest(sandbox),
         staging: await sandboxNames(sandbox, ASSET_STAGING_DIR),
@@ -115,7 +117,7 @@ export function setupAssetFixture(): AssetFixture {
 }
 
 /** What {@link AssetFixture.leftovers} reports for a project nothing was stored for. */
-export const NOTHING_STORED = { blobs: [], files: [], manifest: null, staging: [], spool: [] };
+export const NOTHING_STORED = { blobs: [], records: [], files: [], manifest: null, staging: [], spool: [] };
 
 /** A form with a file part (and a projectId unless it is undefined). */
 export function assetForm(projectId: string | undefined, filename: string, bytes: Uint8Array, type = "application/octet-stream"): FormData {

@@ -1,12 +1,16 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKeyedLock, readAssetManifest, storeAsset, type AcceptedFile, type KeyedLock } from "@/lib/assets";
+import { createKeyedLock, manifestEntryOf, readAssetManifest, storeAsset, type AcceptedFile, type KeyedLock } from "@/lib/assets";
 import { getBlobStore } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
 import { getSandboxProvider, resetSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { openStore, type Sql } from "@/lib/store";
+import { openPostgres } from "@/lib/store/postgres";
+import { listProjectAssets } from "@/lib/store/assets";
+import { insertProject } from "@/lib/store/projects";
 import { createThrowawayDatabase } from "../helpers/postgres";
+import { createTestUser } from "../helpers/users";
 import { sample } from "./samples";
 
 // Two stores on one PostgreSQL database, each with its own connection pool and its own lock:
@@ -40,14 +44,18 @@ async function acceptedPng(name: string, size: number): Promise<AcceptedFile> {
 
 describe("asset manifest updates across processes sharing PostgreSQL", () => {
   it("keeps all 20 entries when 20 uploads race through two processes", async () => {
-    const projectId = crypto.randomUUID();
-    const target = { userId: crypto.randomUUID(), projectId, sandbox };
+    const owner = await createTestUser(stores[0], "Owner");
+    const { id: projectId } = await insertProject(stores[0], { ownerId: owner.user.id, name: "race" });
+    const target = { userId: owner.user.id, projectId, sandbox };
     const files = await Promise.all(Array.from({ length: 20 }, (_, index) => acceptedPng(`race-${index}.png`, 300 + index)));
     await Promise.all(files.map((file, index) => storeAsset(target, file, { blobs: getBlobStore(), manifestLock: locks[index % 2] })));
 
     const manifest = await readAssetManifest(sandbox);
     expect(Object.keys(manifest.assets).sort()).toEqual(files.map((file) => file.filename).sort());
     files.forEach((file) => expect(manifest.assets[file.filename].size).toBe(file.size));
+    // The durable record agrees with the manifest entry for entry.
+    const records = await listProjectAssets(stores[0], projectId);
+    expect(Object.fromEntries(records.map((record) => [record.filename, manifestEntryOf(record)]))).toEqual(manifest.assets);
   });
 
   it("makes a section in the second process wait for the first one's", async () => {
@@ -71,6 +79,30 @@ describe("asset manifest updates across processes sharing PostgreSQL", () => {
     release();
     await Promise.all([a, b]);
     expect(events).toEqual(["a start", "a end", "b"]);
+  });
+});
+
+describe("asset records on PostgreSQL", () => {
+  it("are written through the lock's own connection: uploads to several projects finish on a pool of one", async () => {
+    const single = await openPostgres(database.url, { max: 1 });
+    try {
+      const lock = createKeyedLock(async () => single, "asset-manifest");
+      const owner = await createTestUser(stores[0], "Owner");
+      const projectIds = await Promise.all(
+        ["one", "two", "three"].map(async (name) => (await insertProject(stores[0], { ownerId: owner.user.id, name })).id),
+      );
+      const files = await Promise.all(projectIds.map((_, index) => acceptedPng(`single-${index}.png`, 400 + index)));
+      await Promise.all(
+        projectIds.map((projectId, index) =>
+          storeAsset({ userId: owner.user.id, projectId, sandbox }, files[index], { blobs: getBlobStore(), manifestLock: lock }),
+        ),
+      );
+      for (const [index, projectId] of projectIds.entries()) {
+        expect((await listProjectAssets(stores[0], projectId)).map((record) => record.filename)).toEqual([`single-${index}.png`]);
+      }
+    } finally {
+      await single.close();
+    }
   });
 });
 

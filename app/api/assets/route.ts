@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { readAssetManifest } from "@/lib/assets";
+import { projectSandboxWithAssets, readAssetManifest } from "@/lib/assets";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
-import { connectProjectSandbox } from "@/lib/cloud/enable";
 import { parseQuery, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
@@ -20,7 +19,7 @@ export const GET = route(async (request) => {
   const user = await requireUser(request);
   const { projectId } = parseQuery(request, query);
   const project = await requireOwnedProject(user, projectId);
-  const manifest = await readAssetManifest(await connectProjectSandbox(project));
+  const manifest = await readAssetManifest(await projectSandboxWithAssets(project));
   const assets = Object.entries(manifest.assets).flatMap(([filename, entry]) => {
     const parsed = listedEntry.safeParse(entry);
     return parsed.success ? [{ filename, ...parsed.data }] : [];
