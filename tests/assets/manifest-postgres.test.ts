@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createKeyedLock, manifestEntryOf, readAssetManifest, storeAsset, type AcceptedFile, type KeyedLock } from "@/lib/assets";
 import { getBlobStore } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
@@ -9,7 +9,7 @@ import { openStore, type Sql } from "@/lib/store";
 import { openPostgres } from "@/lib/store/postgres";
 import { listProjectAssets } from "@/lib/store/assets";
 import { insertProject } from "@/lib/store/projects";
-import { createThrowawayDatabase } from "../helpers/postgres";
+import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { createTestUser } from "../helpers/users";
 import { sample } from "./samples";
 
@@ -42,7 +42,7 @@ async function acceptedPng(name: string, size: number): Promise<AcceptedFile> {
   return { path: file, filename: name, contentType: "image/png", size };
 }
 
-describe("asset manifest updates across processes sharing PostgreSQL", () => {
+describeWithPostgres("asset manifest updates across processes sharing PostgreSQL", () => {
   it("keeps all 20 entries when 20 uploads race through two processes", async () => {
     const owner = await createTestUser(stores[0], "Owner");
     const { id: projectId } = await insertProject(stores[0], { ownerId: owner.user.id, name: "race" });
@@ -82,7 +82,7 @@ describe("asset manifest updates across processes sharing PostgreSQL", () => {
   });
 });
 
-describe("asset records on PostgreSQL", () => {
+describeWithPostgres("asset records on PostgreSQL", () => {
   it("are written through the lock's own connection: uploads to several projects finish on a pool of one", async () => {
     const single = await openPostgres(database.url, { max: 1 });
     try {

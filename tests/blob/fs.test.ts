@@ -2,13 +2,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { getBlobStore, isFsBlobStore } from "@/lib/blob";
 import { createFsBlobStore } from "@/lib/blob/drivers/fs";
 import { BlobAlreadyExistsError, BlobOptionsError } from "@/lib/blob/errors";
 import { getConfig } from "@/lib/config";
 import { openStore, type Sql } from "@/lib/store";
-import { createThrowawayDatabase } from "../helpers/postgres";
+import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { describeBlobContract } from "../contract/blob";
 import { fetchThroughRoute } from "./route-client";
 
@@ -66,7 +66,7 @@ describeBlobContract(
   },
 );
 
-describe("fs blob driver on PostgreSQL: concurrent writers", () => {
+describeWithPostgres("fs blob driver on PostgreSQL: concurrent writers", () => {
   let sql: Sql;
   let drop: () => Promise<void>;
   const rootDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-fs-blobs-"));
