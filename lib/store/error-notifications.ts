@@ -38,9 +38,10 @@ export async function listErrorNotifications<Payload>(
 ): Promise<StoredNotificationRow<Payload>[]> {
   const afterId = options.afterId && ROW_ID.test(options.afterId) ? options.afterId : "0";
   const { rows } = await db.query<StoredNotificationRow<Payload>>(
-    `select id::text as id, payload from error_notifications
-      where project_id = $1 and id > $2::bigint
-      order by id desc limit $3`,
+    // Ordered by the bigint column, not by the text `id` it is returned as.
+    `select n.id::text as id, n.payload from error_notifications n
+      where n.project_id = $1 and n.id > $2::bigint
+      order by n.id desc limit $3`,
     [projectId, afterId, options.limit],
   );
   return rows.reverse();
