@@ -1,4 +1,4 @@
-import Pusher, { type Options as PusherOptions } from "pusher-js";
+import type { default as PusherClient, Options as PusherOptions } from "pusher-js";
 import type { RealtimeClientSettings } from "@/app/projects/[id]/data";
 
 export type FeedStatus = "connecting" | "live" | "reconnecting" | "offline";
@@ -48,19 +48,16 @@ const idOf = (payload: unknown) => (payload as { id?: unknown } | null)?.id;
 
 /**
  * pusher-js on the project's private channel, joined through the ownership-checked authorization
- * route. Each time the subscription succeeds (again after a reconnect) the stored history is
- * loaded; live events wait until it is delivered, and ids already delivered are skipped.
+ * route; loaded on demand, so dashboards on Server-Sent Events never download it. Each time the
+ * subscription succeeds (again after a reconnect) the stored history is loaded; live events wait
+ * until it is delivered, and ids already delivered are skipped.
  */
 function subscribePusher(
   settings: Extract<RealtimeClientSettings, { driver: "pusher" }>,
   handlers: FeedHandlers,
   options: FeedOptions,
 ): () => void {
-  const pusher = new Pusher(settings.key, {
-    cluster: settings.cluster,
-    channelAuthorization: { endpoint: settings.authEndpoint, transport: "ajax", headers: options.headers },
-    ...options.pusher,
-  });
+  let pusher: PusherClient | undefined;
   const delivered = new Set<unknown>();
   let heldBack: unknown[] | null = [];
   let stopped = false;
@@ -89,20 +86,30 @@ function subscribePusher(
     if (!stopped) for (const payload of live) deliver(payload);
   }
 
+  function connect(Pusher: typeof PusherClient): void {
+    if (stopped) return;
+    pusher = new Pusher(settings.key, {
+      cluster: settings.cluster,
+      channelAuthorization: { endpoint: settings.authEndpoint, transport: "ajax", headers: options.headers },
+      ...options.pusher,
+    });
+    pusher.connection.bind("state_change", ({ current }: { current: string }) => {
+      if (current === "unavailable" || current === "disconnected") handlers.onStatus("reconnecting");
+      else if (current === "failed") handlers.onStatus("offline");
+    });
+    const channel = pusher.subscribe(settings.channel);
+    channel.bind("pusher:subscription_succeeded", () => {
+      handlers.onStatus("live");
+      void loadHistory();
+    });
+    channel.bind("pusher:subscription_error", () => handlers.onStatus("offline"));
+    channel.bind(settings.event, (payload: unknown) => (heldBack ? heldBack.push(payload) : deliver(payload)));
+  }
+
   handlers.onStatus("connecting");
-  pusher.connection.bind("state_change", ({ current }: { current: string }) => {
-    if (current === "unavailable" || current === "disconnected") handlers.onStatus("reconnecting");
-    else if (current === "failed") handlers.onStatus("offline");
-  });
-  const channel = pusher.subscribe(settings.channel);
-  channel.bind("pusher:subscription_succeeded", () => {
-    handlers.onStatus("live");
-    void loadHistory();
-  });
-  channel.bind("pusher:subscription_error", () => handlers.onStatus("offline"));
-  channel.bind(settings.event, (payload: unknown) => (heldBack ? heldBack.push(payload) : deliver(payload)));
+  import("pusher-js").then(({ default: Pusher }) => connect(Pusher), () => handlers.onStatus("offline"));
   return () => {
     stopped = true;
-    pusher.disconnect();
+    pusher?.disconnect();
   };
 }
