@@ -100,16 +100,32 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
     options.onResolved?.(line.trim());
   }
 
+  // The last success-line search: in `searchedText` from `searchedFrom`, the first success line
+  // starts at `successAt` (-1: none). Positions only grow within one text, so later lookups reuse
+  // it instead of searching the same stretch again.
+  let searchedText: string | null = null;
+  let searchedFrom = 0;
+  let successAt = -1;
+
+  function nextSuccessLine(text: string, from: number): number {
+    const reusable = searchedText === text && from >= searchedFrom && (successAt === -1 || successAt >= from);
+    if (!reusable) {
+      successMatcher.lastIndex = from;
+      searchedText = text;
+      searchedFrom = from;
+      successAt = successMatcher.exec(text)?.index ?? -1;
+    }
+    return successAt;
+  }
+
   /** While errors are unresolved, looks for a success line among the complete lines of `text` in [from, to). */
   function findResolution(text: string, from: number, to: number): void {
     if (!unresolved || from >= to) return;
-    successMatcher.lastIndex = from;
-    const match = successMatcher.exec(text);
-    if (match !== null && match.index < to) {
-      // Continuation lines before the success line still belong to the error above them.
-      takeContinuations(text, from, match.index);
-      resolve(match[0]);
-    }
+    const at = nextSuccessLine(text, from);
+    if (at === -1 || at >= to) return;
+    // Continuation lines before the success line still belong to the error above them.
+    takeContinuations(text, from, at);
+    resolve(text.slice(at, text.indexOf("\n", at)));
   }
 
   function append(line: string): void {
