@@ -4,12 +4,14 @@ import type { ErrorNotification } from "@/lib/realtime";
 export interface ErrorGroup {
   key: string;
   message: string;
-  type: ErrorNotification["type"];
+  type: Exclude<ErrorNotification["type"], "resolved">;
   source: ErrorNotification["source"];
   count: number;
   /** ISO timestamps of the first and the latest occurrence. */
   firstAt: string;
   lastAt: string;
+  /** The source reported success after the latest occurrence; a new occurrence clears it. */
+  resolved: boolean;
 }
 
 /** Groups kept; the least recently seen are dropped beyond this. */
@@ -19,21 +21,27 @@ const groupKey = (notification: ErrorNotification) => `${notification.source}\u0
 
 /**
  * The feed after one more notification: its group moves to the top with the count raised, or a
- * new group starts there. Pure, so the panel's state updates stay simple.
+ * new group starts there; a `resolved` notification marks every group of its source resolved.
+ * Pure, so the panel's state updates stay simple.
  */
 export function addNotification(groups: ErrorGroup[], notification: ErrorNotification, limit = MAX_ERROR_GROUPS): ErrorGroup[] {
+  const { type } = notification;
+  if (type === "resolved") {
+    return groups.map((group) => (group.source === notification.source && !group.resolved ? { ...group, resolved: true } : group));
+  }
   const key = groupKey(notification);
   const existing = groups.find((group) => group.key === key);
   const updated: ErrorGroup = existing
-    ? { ...existing, count: existing.count + 1, lastAt: notification.timestamp }
+    ? { ...existing, count: existing.count + 1, lastAt: notification.timestamp, resolved: false }
     : {
         key,
         message: notification.message,
-        type: notification.type,
+        type,
         source: notification.source,
         count: 1,
         firstAt: notification.timestamp,
         lastAt: notification.timestamp,
+        resolved: false,
       };
   return [updated, ...groups.filter((group) => group.key !== key)].slice(0, limit);
 }

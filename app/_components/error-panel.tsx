@@ -20,7 +20,11 @@ const SOURCE_LABELS: Record<ErrorGroup["source"], string> = {
 
 const timeOf = (iso: string) => new Date(iso).toLocaleTimeString();
 
-/** Dev-server errors of the project as they arrive, identical ones grouped with a count. */
+/**
+ * Dev-server errors of the project: the stored history (so they survive a page reload), then
+ * live ones, identical ones grouped with a count; marked resolved when their dev server reports
+ * success afterwards.
+ */
 export function ErrorPanel({ realtime }: { realtime: RealtimeClientSettings }) {
   const [groups, setGroups] = useState<ErrorGroup[]>([]);
   const [status, setStatus] = useState<FeedStatus>("connecting");
@@ -51,14 +55,15 @@ export function ErrorPanel({ realtime }: { realtime: RealtimeClientSettings }) {
         </span>
       </div>
       {groups.length === 0 ? (
-        <p className="muted">No errors since this page opened.</p>
+        <p className="muted">No errors.</p>
       ) : (
         <ul className="error-list" aria-label="Errors">
           {groups.map((group) => (
-            <li key={group.key} className={`error error-${group.type}`}>
+            <li key={group.key} className={`error error-${group.type}${group.resolved ? " error-resolved" : ""}`} data-resolved={group.resolved}>
               <div className="row spread small muted">
                 <span>
                   {SOURCE_LABELS[group.source]} · {group.type}
+                  {group.resolved && " · resolved"}
                 </span>
                 <span>
                   {group.count > 1 && <span className="count">×{group.count}</span>}{" "}

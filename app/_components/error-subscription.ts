@@ -1,22 +1,33 @@
+import type { default as PusherClient, Options as PusherOptions } from "pusher-js";
 import type { RealtimeClientSettings } from "@/app/projects/[id]/data";
 
 export type FeedStatus = "connecting" | "live" | "reconnecting" | "offline";
 
 export interface FeedHandlers {
-  /** Receives every event payload, parsed from JSON. */
+  /** Receives every event payload, parsed from JSON: the stored history first, then live ones. */
   onPayload: (payload: unknown) => void;
   onStatus: (status: FeedStatus) => void;
 }
 
-/**
- * Subscribes to a project's error notifications with whatever the server uses: Server-Sent
- * Events (memory driver) or Pusher Channels. Returns the unsubscribe function.
- */
-export function subscribeToErrors(settings: RealtimeClientSettings, handlers: FeedHandlers): () => void {
-  return settings.driver === "pusher" ? subscribePusher(settings, handlers) : subscribeSse(settings, handlers);
+export interface FeedOptions {
+  /** Sent with the history and channel-authorization requests, for clients without the session cookie. */
+  headers?: Record<string, string>;
+  /** Connection settings that replace the cluster's (a Pusher-compatible server of its own). */
+  pusher?: Partial<PusherOptions>;
 }
 
-/** EventSource reconnects by itself and resumes with `Last-Event-ID`, so nothing is missed. */
+/**
+ * Subscribes to a project's error notifications, history included, with whatever the server uses:
+ * Server-Sent Events (memory driver) or Pusher Channels. Returns the unsubscribe function.
+ */
+export function subscribeToErrors(settings: RealtimeClientSettings, handlers: FeedHandlers, options: FeedOptions = {}): () => void {
+  return settings.driver === "pusher" ? subscribePusher(settings, handlers, options) : subscribeSse(settings, handlers);
+}
+
+/**
+ * The stream replays the stored history first; EventSource reconnects by itself and resumes
+ * with `Last-Event-ID`, so nothing is missed or repeated.
+ */
 function subscribeSse(settings: Extract<RealtimeClientSettings, { driver: "memory" }>, handlers: FeedHandlers): () => void {
   const source = new EventSource(settings.streamUrl);
   handlers.onStatus("connecting");
@@ -33,56 +44,72 @@ function subscribeSse(settings: Extract<RealtimeClientSettings, { driver: "memor
   return () => source.close();
 }
 
-const PUSHER_MAX_RETRY_MS = 30_000;
+const idOf = (payload: unknown) => (payload as { id?: unknown } | null)?.id;
 
 /**
- * A minimal Pusher Channels client (protocol 7) for one public channel: subscribe after the
- * connection is established, answer pings, reconnect with backoff. Saves shipping pusher-js.
+ * pusher-js on the project's private channel, joined through the ownership-checked authorization
+ * route; loaded on demand, so dashboards on Server-Sent Events never download it. Each time the
+ * subscription succeeds (again after a reconnect) the stored history is loaded; live events wait
+ * until it is delivered, and ids already delivered are skipped.
  */
-function subscribePusher(settings: Extract<RealtimeClientSettings, { driver: "pusher" }>, handlers: FeedHandlers): () => void {
-  const url = `wss://ws-${settings.cluster}.pusher.com/app/${encodeURIComponent(settings.key)}?protocol=7&client=cbs-dashboard&version=1.0&flash=false`;
-  let socket: WebSocket | undefined;
+function subscribePusher(
+  settings: Extract<RealtimeClientSettings, { driver: "pusher" }>,
+  handlers: FeedHandlers,
+  options: FeedOptions,
+): () => void {
+  let pusher: PusherClient | undefined;
+  const delivered = new Set<unknown>();
+  let heldBack: unknown[] | null = [];
   let stopped = false;
-  let retryMs = 1_000;
-  let retryTimer: ReturnType<typeof setTimeout> | undefined;
-  const send = (event: string, data: unknown) => socket?.send(JSON.stringify({ event, data }));
-
-  const connect = () => {
-    handlers.onStatus("connecting");
-    socket = new WebSocket(url);
-    socket.onmessage = (message) => {
-      let frame: { event: string; channel?: string; data?: unknown };
-      let data: unknown;
-      try {
-        frame = JSON.parse(String(message.data));
-        // Pusher sends `data` JSON-encoded as a string.
-        data = typeof frame.data === "string" ? JSON.parse(frame.data) : frame.data;
-      } catch {
-        return;
-      }
-      if (frame.event === "pusher:connection_established") {
-        retryMs = 1_000;
-        send("pusher:subscribe", { channel: settings.channel });
-      } else if (frame.event === "pusher_internal:subscription_succeeded") {
-        handlers.onStatus("live");
-      } else if (frame.event === "pusher:ping") {
-        send("pusher:pong", {});
-      } else if (frame.event === settings.event && frame.channel === settings.channel) {
-        handlers.onPayload(data);
-      }
-    };
-    socket.onclose = () => {
-      if (stopped) return;
-      handlers.onStatus("reconnecting");
-      retryTimer = setTimeout(connect, retryMs);
-      retryMs = Math.min(retryMs * 2, PUSHER_MAX_RETRY_MS);
-    };
+  const deliver = (payload: unknown) => {
+    const id = idOf(payload);
+    if (id !== undefined) {
+      if (delivered.has(id)) return;
+      delivered.add(id);
+    }
+    handlers.onPayload(payload);
   };
 
-  connect();
+  async function loadHistory(): Promise<void> {
+    heldBack ??= [];
+    try {
+      const response = await fetch(settings.historyUrl, { headers: options.headers, credentials: "same-origin" });
+      if (response.ok) {
+        const body = (await response.json()) as { notifications?: unknown[] };
+        if (!stopped) for (const payload of body.notifications ?? []) deliver(payload);
+      }
+    } catch {
+      // Without history the live events still arrive.
+    }
+    const live = heldBack ?? [];
+    heldBack = null;
+    if (!stopped) for (const payload of live) deliver(payload);
+  }
+
+  function connect(Pusher: typeof PusherClient): void {
+    if (stopped) return;
+    pusher = new Pusher(settings.key, {
+      cluster: settings.cluster,
+      channelAuthorization: { endpoint: settings.authEndpoint, transport: "ajax", headers: options.headers },
+      ...options.pusher,
+    });
+    pusher.connection.bind("state_change", ({ current }: { current: string }) => {
+      if (current === "unavailable" || current === "disconnected") handlers.onStatus("reconnecting");
+      else if (current === "failed") handlers.onStatus("offline");
+    });
+    const channel = pusher.subscribe(settings.channel);
+    channel.bind("pusher:subscription_succeeded", () => {
+      handlers.onStatus("live");
+      void loadHistory();
+    });
+    channel.bind("pusher:subscription_error", () => handlers.onStatus("offline"));
+    channel.bind(settings.event, (payload: unknown) => (heldBack ? heldBack.push(payload) : deliver(payload)));
+  }
+
+  handlers.onStatus("connecting");
+  import("pusher-js").then(({ default: Pusher }) => connect(Pusher), () => handlers.onStatus("offline"));
   return () => {
     stopped = true;
-    clearTimeout(retryTimer);
-    socket?.close();
+    pusher?.disconnect();
   };
 }

@@ -46,3 +46,8 @@ const SUCCESS_LINE = /^[ \t]*[\u2714\u221a]/;
 export function isSuccessLine(line: string): boolean {
   return SUCCESS_LINE.test(line);
 }
+
+/** Finds whole success lines in text of complete lines (global and multiline, for `exec` from an index). */
+export function createSuccessMatcher(): RegExp {
+  return new RegExp(`${SUCCESS_LINE.source}.*`, "gm");
+}

@@ -1,14 +1,7 @@
 import { log } from "@/lib/log";
-import {
-  ERROR_EVENT,
-  buildErrorNotification,
-  errorChannel,
-  getRealtime,
-  publishWithRetry,
-  type ErrorNotificationSource,
-  type ErrorNotificationType,
-  type Realtime,
-} from "@/lib/realtime";
+import { buildErrorNotification, type ErrorNotificationSource, type ErrorNotificationType, type Realtime } from "@/lib/realtime";
+import { sendErrorNotification } from "@/lib/realtime/error-notifications";
+import type { SqlExecutor } from "@/lib/store";
 import { createLogScanner, type LogScannerStats } from "./scanner";
 
 export interface ErrorReporterOptions {
@@ -20,6 +13,11 @@ export interface ErrorReporterOptions {
    * @default getRealtime(), resolved at the first error
    */
   realtime?: Realtime;
+  /**
+   * Where notifications are kept (the project's error history).
+   * @default getStore(), resolved at the first error
+   */
+  db?: SqlExecutor;
   /** @default 500 */
   groupDelayMs?: number;
   /** Wait before the one retry of a failed publish. @default 500 */
@@ -46,31 +44,31 @@ export function classifyError(message: string, source: ErrorNotificationSource):
 }
 
 /**
- * Wires a process's output to the error scanner and the project's realtime error channel.
- * Notifications are published one after another, in the order the errors appeared; a failed
- * publish is retried once and logged, and never reaches the caller.
+ * Wires a process's output to the error scanner and the project's error notifications (stored,
+ * then published on its realtime error channel): one per error group, and a `resolved` one when
+ * the dev server reports success after errors. They are sent one after another, in the order
+ * they appeared; a failure is logged and never reaches the caller.
  */
 export function createErrorReporter(options: ErrorReporterOptions): ErrorReporter {
   const { projectId, source } = options;
-  const channel = errorChannel(projectId);
-  let realtime = options.realtime;
   let queue: Promise<void> = Promise.resolve();
 
-  async function publish(message: string): Promise<void> {
+  async function send(message: string, type: ErrorNotificationType): Promise<void> {
     try {
-      realtime ??= getRealtime();
-      const payload = buildErrorNotification({ message, projectId, source, type: classifyError(message, source) });
-      await publishWithRetry(realtime, channel, ERROR_EVENT, payload, { retryDelayMs: options.retryDelayMs });
+      const notification = buildErrorNotification({ message, projectId, source, type });
+      await sendErrorNotification(notification, { db: options.db, realtime: options.realtime, retryDelayMs: options.retryDelayMs });
     } catch (error) {
       log.error("error notification not sent", { projectId, source, error });
     }
   }
+  const enqueue = (message: string, type: ErrorNotificationType) => {
+    queue = queue.then(() => send(message, type));
+  };
 
   const scanner = createLogScanner({
     groupDelayMs: options.groupDelayMs,
-    onError: (message) => {
-      queue = queue.then(() => publish(message));
-    },
+    onError: (message) => enqueue(message, classifyError(message, source)),
+    onResolved: (line) => enqueue(line, "resolved"),
   });
 
   return {

@@ -1,5 +1,5 @@
 import { stripAnsi } from "./ansi";
-import { createErrorMatcher, isSuccessLine } from "./patterns";
+import { createErrorMatcher, createSuccessMatcher, isSuccessLine } from "./patterns";
 
 /** Spec 8: errors are buffered for 500 ms after their last line before they are sent. */
 export const DEFAULT_GROUP_DELAY_MS = 500;
@@ -7,6 +7,11 @@ export const DEFAULT_GROUP_DELAY_MS = 500;
 export interface LogScannerOptions {
   /** Receives each error group once: its lines, ANSI-free, joined with `\n`. */
   onError: (message: string) => void;
+  /**
+   * Receives the dev server's success line (a compile or push that went through) when errors
+   * were reported since the last one, after the pending error group is sent.
+   */
+  onResolved?: (line: string) => void;
   /**
    * Quiet time after the last line of an error group before the group is sent.
    * @default 500
@@ -31,6 +36,8 @@ export interface LogScannerStats {
   errorLines: number;
   /** Groups handed to `onError`. */
   groups: number;
+  /** Success lines handed to `onResolved`. */
+  resolved: number;
 }
 
 export interface LogScanner {
@@ -59,7 +66,8 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
   const maxGroupChars = options.maxGroupChars ?? 256 * 1024;
   const maxLineChars = options.maxLineChars ?? 64 * 1024;
   const matcher = createErrorMatcher();
-  const stats: LogScannerStats = { errorLines: 0, groups: 0 };
+  const successMatcher = createSuccessMatcher();
+  const stats: LogScannerStats = { errorLines: 0, groups: 0, resolved: 0 };
 
   let carry = "";
   let group: string[] = [];
@@ -69,6 +77,8 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
   let inRun = false;
   let pendingCarriageReturn = false;
   let closed = false;
+  // True from an error line until the next success line: only then is a success a resolution.
+  let unresolved = false;
 
   function sendGroup(): void {
     if (timer !== undefined) clearTimeout(timer);
@@ -79,6 +89,43 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
     groupChars = 0;
     stats.groups += 1;
     options.onError(message);
+  }
+
+  function resolve(line: string): void {
+    inRun = false;
+    if (!unresolved) return;
+    unresolved = false;
+    sendGroup();
+    stats.resolved += 1;
+    options.onResolved?.(line.trim());
+  }
+
+  // The last success-line search: in `searchedText` from `searchedFrom`, the first success line
+  // starts at `successAt` (-1: none). Positions only grow within one text, so later lookups reuse
+  // it instead of searching the same stretch again.
+  let searchedText: string | null = null;
+  let searchedFrom = 0;
+  let successAt = -1;
+
+  function nextSuccessLine(text: string, from: number): number {
+    const reusable = searchedText === text && from >= searchedFrom && (successAt === -1 || successAt >= from);
+    if (!reusable) {
+      successMatcher.lastIndex = from;
+      searchedText = text;
+      searchedFrom = from;
+      successAt = successMatcher.exec(text)?.index ?? -1;
+    }
+    return successAt;
+  }
+
+  /** While errors are unresolved, looks for a success line among the complete lines of `text` in [from, to). */
+  function findResolution(text: string, from: number, to: number): void {
+    if (!unresolved || from >= to) return;
+    const at = nextSuccessLine(text, from);
+    if (at === -1 || at >= to) return;
+    // Continuation lines before the success line still belong to the error above them.
+    takeContinuations(text, from, at);
+    resolve(text.slice(at, text.indexOf("\n", at)));
   }
 
   function append(line: string): void {
@@ -116,18 +163,21 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
     for (let match = matcher.exec(text); match !== null; match = matcher.exec(text)) {
       const lineStart = text.lastIndexOf("\n", match.index) + 1;
       const lineEnd = text.indexOf("\n", match.index);
+      findResolution(text, pos, lineStart);
       takeContinuations(text, pos, lineStart);
       const line = text.slice(lineStart, lineEnd);
       if (isSuccessLine(line)) {
-        inRun = false;
+        resolve(line);
       } else {
         stats.errorLines += 1;
         inRun = true;
+        unresolved = true;
         append(line);
       }
       pos = lineEnd + 1;
       matcher.lastIndex = pos;
     }
+    findResolution(text, pos, text.length);
     takeContinuations(text, pos, text.length);
   }
 

@@ -5,9 +5,10 @@ import pusherDriver from "./drivers/pusher";
 import { RealtimeNotConfiguredError } from "./errors";
 import type { Realtime } from "./types";
 
-export type { Realtime, RealtimeListener, RealtimeMessage, SubscribeOptions } from "./types";
+export type { ChannelAuthorization, Realtime, RealtimeListener, RealtimeMessage, SubscribeOptions } from "./types";
 export * from "./errors";
-export { ERROR_EVENT, buildErrorNotification, errorChannel, type ErrorNotification } from "./payload";
+export { authorizeChannel, parseChannelAuthorizationRequest } from "./channel-auth";
+export { ERROR_EVENT, buildErrorNotification, errorChannel, projectIdOfErrorChannel, type ErrorNotification } from "./payload";
 export type { ErrorNotificationSource, ErrorNotificationType } from "./payload";
 export { publishWithRetry } from "./publish";
 

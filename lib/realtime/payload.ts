@@ -4,12 +4,24 @@ import { redactSecrets } from "@/lib/log/redact";
 /** The event name frontends of such builders already listen for. */
 export const ERROR_EVENT = "error-notification";
 
-/** Spec 6.3: a project's error notifications go to `<project_id>-errors`. */
+/**
+ * A project's error notifications go to `private-<project_id>-errors` (spec 6.3's channel with
+ * Pusher's private prefix): project ids appear in public blob URLs, so subscribing needs a
+ * signature from the ownership-checked authorization route, not just the id.
+ */
 export function errorChannel(projectId: string): string {
-  return `${projectId}-errors`;
+  return `private-${projectId}-errors`;
 }
 
-export type ErrorNotificationType = "backend-error" | "runtime-error" | "build-error";
+const ERROR_CHANNEL = /^private-([0-9a-f-]{36})-errors$/;
+
+/** The project id an error channel belongs to; null for any other channel. */
+export function projectIdOfErrorChannel(channel: string): string | null {
+  return ERROR_CHANNEL.exec(channel)?.[1] ?? null;
+}
+
+/** `resolved`: the dev server compiled or pushed successfully after reporting errors. */
+export type ErrorNotificationType = "backend-error" | "runtime-error" | "build-error" | "resolved";
 export type ErrorNotificationSource = "backend-dev" | "app-dev" | "cloud-enable";
 
 /** Payload of `error-notification` (DESIGN.md, Realtime). */

@@ -1,18 +1,29 @@
-import { RealtimeNotConfiguredError } from "./errors";
-import type { Realtime, RealtimeMessage } from "./types";
-
 /** Proxies drop idle connections after 30–60 s; a comment line every 15 s keeps them open. */
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 
 /** A client this far behind is disconnected; it reconnects and resumes with `Last-Event-ID`. */
 const MAX_QUEUED_CHUNKS = 1000;
 
+/** One event of a stream; `id` is what a reconnecting client sends back as `Last-Event-ID`. */
+export interface SseEvent {
+  id: string;
+  event: string;
+  data: unknown;
+}
+
+/** Where a stream's events come from: stored ones to replay, then live ones. */
+export interface SseSource {
+  /** The stored events after `afterId` (all kept ones when null), oldest first. */
+  replay(afterId: string | null): Promise<SseEvent[]>;
+  /** Delivers every later event to `listener`; returns the unsubscribe function. */
+  subscribe(listener: (event: SseEvent) => void): () => void;
+}
+
 export interface SseResponseOptions {
-  realtime: Realtime;
-  channel: string;
+  source: SseSource;
   /** Aborted when the client disconnects (the request's signal). */
   signal: AbortSignal;
-  /** The client's `Last-Event-ID` header: retained events after it are sent first. */
+  /** The client's `Last-Event-ID` header: stored events after it are sent first. */
   lastEventId?: string | null;
   /** @default 15000 */
   heartbeatMs?: number;
@@ -20,28 +31,22 @@ export interface SseResponseOptions {
 
 const encoder = new TextEncoder();
 
-function formatEvent(message: RealtimeMessage): string {
+function formatEvent(event: SseEvent): string {
   // JSON.stringify never emits a raw line break, so one `data:` line carries the whole payload.
-  return `id: ${message.id}\nevent: ${message.event}\ndata: ${JSON.stringify(message.payload)}\n\n`;
+  return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
 }
 
 /**
- * A `text/event-stream` response carrying every event of `channel`, with heartbeats. The
- * subscription ends when the client disconnects, cancels the body, or falls too far behind.
- * @throws RealtimeNotConfiguredError when the driver cannot deliver in-process (pusher)
+ * A `text/event-stream` response: the source's stored events after `lastEventId`, then its live
+ * ones, with heartbeats. Live events are subscribed to before the replay is read, and held back
+ * until it is sent, so none falls between the two and none is sent twice. The stream ends when
+ * the client disconnects, cancels the body, or falls too far behind.
  */
 export function createSseResponse(options: SseResponseOptions): Response {
-  const { realtime } = options;
-  if (!realtime.subscribe) {
-    throw new RealtimeNotConfiguredError(
-      `the ${realtime.name} driver delivers through its own service; subscribe to channel "${options.channel}" with its client.`,
-    );
-  }
-  const subscribe = realtime.subscribe.bind(realtime);
   let stop: () => void = () => {};
 
   const body = new ReadableStream<Uint8Array>({
-    start(controller) {
+    async start(controller) {
       let open = true;
       // Filled as resources are acquired, so stopping early releases exactly what exists.
       const cleanups: (() => void)[] = [];
@@ -63,17 +68,30 @@ export function createSseResponse(options: SseResponseOptions): Response {
       }
 
       send("retry: 3000\n: connected\n\n");
-      const unsubscribe = subscribe(options.channel, (message) => send(formatEvent(message)), {
-        afterId: options.lastEventId,
-      });
-      // The replay alone may already have overflowed the queue and ended the stream.
-      if (!open) return unsubscribe();
-      cleanups.push(unsubscribe);
-      const heartbeat = setInterval(() => send(": heartbeat\n\n"), options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
-      cleanups.push(() => clearInterval(heartbeat));
+      let heldBack: SseEvent[] | null = [];
+      cleanups.push(options.source.subscribe((event) => (heldBack ? heldBack.push(event) : send(formatEvent(event)))));
       if (options.signal.aborted) return end();
       options.signal.addEventListener("abort", end);
       cleanups.push(() => options.signal.removeEventListener("abort", end));
+      const heartbeat = setInterval(() => send(": heartbeat\n\n"), options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
+      cleanups.push(() => clearInterval(heartbeat));
+
+      let replayed: SseEvent[];
+      try {
+        replayed = await options.source.replay(options.lastEventId ?? null);
+      } catch (error) {
+        stop();
+        controller.error(error);
+        return;
+      }
+      const sent = new Set<string>();
+      for (const event of replayed) {
+        sent.add(event.id);
+        send(formatEvent(event));
+      }
+      const live = heldBack;
+      heldBack = null;
+      for (const event of live) if (!sent.has(event.id)) send(formatEvent(event));
     },
     cancel() {
       stop();

@@ -17,10 +17,16 @@ export interface SubscribeOptions {
   afterId?: string | null;
 }
 
+/** What a browser client (pusher-js) needs to join a private channel: Pusher's `auth` string. */
+export interface ChannelAuthorization {
+  auth: string;
+}
+
 /**
  * The realtime port. `publish` is required; `subscribe` is an optional capability of drivers that
- * deliver inside this process (the memory driver, which feeds Server-Sent Events). Callers check
- * for the capability instead of checking which driver they have.
+ * deliver inside this process (the memory driver), and `authorizeChannel` of drivers whose
+ * browser clients join private channels themselves (pusher). Callers check for the capability
+ * instead of checking which driver they have.
  */
 export interface Realtime {
   /** Driver name, as selected by `REALTIME_DRIVER`. */
@@ -32,6 +38,11 @@ export interface Realtime {
   publish(channel: string, event: string, payload: unknown): Promise<void>;
   /** Delivers every later event of `channel` to `listener`; returns the unsubscribe function. */
   subscribe?(channel: string, listener: RealtimeListener, options?: SubscribeOptions): () => void;
+  /**
+   * Signs a client's request to join private `channel` over its connection `socketId`. Call it
+   * only after checking that the caller may read the channel.
+   */
+  authorizeChannel?(socketId: string, channel: string): Promise<ChannelAuthorization>;
 }
 
 /** A driver is a plain factory from its options to a port instance. */

@@ -66,7 +66,8 @@ for (;;) {
     const started = Date.now();
     const code = await check();
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    console.log(code === 0 ? `Functions in ${shown}/ type-check (${seconds}s); watching for changes.` : `Watching ${shown}/ for changes.`);
+    // The ✔ line is the success mark the server's log scanner turns into a "resolved" notification.
+    console.log(code === 0 ? `✔ Functions in ${shown}/ are ready: codegen and typecheck passed (${seconds}s); watching for changes.` : `Watching ${shown}/ for changes.`);
   }
   await new Promise((resolve) => setTimeout(resolve, POLL_MS));
 }

@@ -5,6 +5,7 @@ import { backendProjectNameFor } from "@/lib/backend";
 import { reloadConfig } from "@/lib/config";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
 import { createProject } from "@/lib/projects";
+import { listStoredErrorNotifications } from "@/lib/realtime/error-notifications";
 import { getSandboxProvider, resetSandboxProvider, SANDBOX_HOME } from "@/lib/sandbox";
 import { getStore, type Sql } from "@/lib/store";
 import { contractRecorder } from "../contract/openapi";
@@ -43,11 +44,16 @@ export async function startCloudFixture(env: Record<string, string> = {}) {
     hostPath(project: Project, sandboxPath: string): string {
       return path.join(process.env.DATA_DIR!, "sandboxes", project.sandboxId!, "home", path.posix.relative(SANDBOX_HOME, sandboxPath));
     },
-    /** The project's error stream (the SSE route) as its owner reads it; `close` ends it. */
+    /**
+     * The project's error stream (the SSE route) as its owner reads it, from now on: resumed after
+     * the newest stored notification, so the history is not replayed. `close` ends it.
+     */
     async openErrorStream(project: Project): Promise<{ reader: SseReader; close(): Promise<void> }> {
       const controller = new AbortController();
+      const newest = (await listStoredErrorNotifications(db, project.id)).at(-1);
+      const headers = newest ? { ...owner.headers, "last-event-id": newest.id } : owner.headers;
       const response = await errorStreamRoute(
-        new Request(`http://localhost/api/projects/${project.id}/errors/stream`, { headers: owner.headers, signal: controller.signal }),
+        new Request(`http://localhost/api/projects/${project.id}/errors/stream`, { headers, signal: controller.signal }),
         { params: Promise.resolve({ id: project.id }) },
       );
       if (response.status !== 200) throw new Error(`the error stream answered ${response.status}`);

@@ -43,6 +43,24 @@ describe("error feed grouping", () => {
     expect(groups.map((group) => group.message)).toEqual(["d", "a", "c"]);
   });
 
+  it("marks the groups of a source resolved on its resolved notification, and a new occurrence clears the mark", () => {
+    const resolvedAt = "2026-01-01T00:00:03.000Z";
+    let groups = feed(
+      notification("Error: a", "2026-01-01T00:00:01.000Z"),
+      notification("Error: b", "2026-01-01T00:00:02.000Z", { source: "app-dev", type: "runtime-error" }),
+      notification("✔ Convex functions ready!", resolvedAt, { type: "resolved" }),
+    );
+    expect(groups.map(({ message, resolved }) => ({ message, resolved }))).toEqual([
+      { message: "Error: b", resolved: false },
+      { message: "Error: a", resolved: true },
+    ]);
+    groups = addNotification(groups, notification("Error: a", "2026-01-01T00:00:04.000Z"));
+    expect(groups.map(({ message, resolved, count }) => ({ message, resolved, count }))).toEqual([
+      { message: "Error: a", resolved: false, count: 2 },
+      { message: "Error: b", resolved: false, count: 1 },
+    ]);
+  });
+
   it("accepts only payloads of the notification shape", () => {
     expect(isErrorNotification(notification("Error: a", "2026-01-01T00:00:00.000Z"))).toBe(true);
     expect(isErrorNotification({ message: "no time" })).toBe(false);

@@ -49,7 +49,15 @@ describe("realtime client settings", () => {
     });
     const pusher = parseConfig({ REALTIME_DRIVER: "pusher", PUSHER_APP_ID: "1", PUSHER_KEY: "public-key", PUSHER_SECRET: "the-secret-value", PUSHER_CLUSTER: "eu" });
     const settings = realtimeClientSettings(pusher, "p1");
-    expect(settings).toEqual({ event: "error-notification", driver: "pusher", key: "public-key", cluster: "eu", channel: "p1-errors" });
+    expect(settings).toEqual({
+      event: "error-notification",
+      driver: "pusher",
+      key: "public-key",
+      cluster: "eu",
+      channel: "private-p1-errors",
+      authEndpoint: "/api/realtime/auth",
+      historyUrl: "/api/projects/p1/errors",
+    });
     expect(JSON.stringify(settings)).not.toContain("the-secret-value");
   });
 });

@@ -1,13 +1,24 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { classifyError, createErrorReporter } from "@/lib/devlog/reporter";
+import { createProject } from "@/lib/projects";
 import memory from "@/lib/realtime/drivers/memory";
+import { listStoredErrorNotifications } from "@/lib/realtime/error-notifications";
 import { RealtimePublishError } from "@/lib/realtime/errors";
 import { MAX_EVENT_DATA_BYTES } from "@/lib/realtime/limits";
 import type { ErrorNotification } from "@/lib/realtime/payload";
 import type { Realtime, RealtimeMessage } from "@/lib/realtime/types";
+import { getStore } from "@/lib/store";
+import { createTestUser } from "../helpers/users";
 
-const PROJECT_ID = "3f1c2b9e-0d2a-4c55-9a3e-5b7d2f1e8c11";
-const CHANNEL = `${PROJECT_ID}-errors`;
+let PROJECT_ID: string;
+let CHANNEL: string;
+
+beforeAll(async () => {
+  const db = await getStore();
+  const owner = await createTestUser(db, "Reporter");
+  PROJECT_ID = (await createProject(db, owner.user.id, "Reporter app")).id;
+  CHANNEL = `private-${PROJECT_ID}-errors`;
+});
 
 function listen(realtime = memory({})) {
   const received: RealtimeMessage[] = [];
@@ -24,17 +35,19 @@ describe("createErrorReporter", () => {
     vi.useRealTimers();
   });
 
-  it("publishes each error group as error-notification on <project_id>-errors, 500 ms after its last line", async () => {
+  it("publishes each error group as error-notification on private-<project_id>-errors, 500 ms after its last line", async () => {
     const { realtime, received, payloads } = listen();
     const reporter = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
     reporter.write("- Preparing Convex functions...\n\u001b[31m✖\u001b[39m Error: Unable to start push");
-    reporter.write(" to https://happy-animal-123.convex.cloud\n✔ 13:28:03 Convex functions ready! (8.35s)\n");
+    reporter.write(" to https://happy-animal-123.convex.cloud\n- Preparing Convex functions...\n");
     await vi.advanceTimersByTimeAsync(499);
     expect(received).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
-    expect(received.map((message) => message.event)).toEqual(["error-notification"]);
+    // Stored first, then published: wait for the store's round trip.
+    await vi.waitFor(() => expect(received.map((message) => message.event)).toEqual(["error-notification"]));
     expect(payloads()).toEqual([
       {
+        id: expect.stringMatching(/^[0-9]+$/),
         message: "✖ Error: Unable to start push to https://happy-animal-123.convex.cloud",
         timestamp: "2026-03-04T05:06:07.500Z",
         projectId: PROJECT_ID,
@@ -89,7 +102,33 @@ describe("createErrorReporter", () => {
     reporter.write("Error: third\n");
     await reporter.flush();
     expect(delivered).toEqual(["Error: second", "Error: third"]);
-    expect(reporter.stats).toEqual({ errorLines: 3, groups: 3 });
+    expect(reporter.stats).toEqual({ errorLines: 3, groups: 3, resolved: 0 });
+  });
+});
+
+describe("resolved notifications", () => {
+  it("sends resolved after the errors once the dev server reports success, and stores both", async () => {
+    const { realtime, payloads } = listen();
+    const reporter = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
+    reporter.write("✖ Error: Unable to push deployment config\n");
+    reporter.write("\u001b[32m✔\u001b[39m 13:28:03 Convex functions ready! (8.35s)\n");
+    await reporter.flush();
+    expect(payloads().map(({ type, message }) => ({ type, message }))).toEqual([
+      { type: "backend-error", message: "✖ Error: Unable to push deployment config" },
+      // The shared redaction reads "Convex <word>" as an authorization header; the UI only needs the type.
+      { type: "resolved", message: expect.stringMatching(/^✔ 13:28:03 Convex .* ready! \(8\.35s\)$/) },
+    ]);
+    expect(reporter.stats.resolved).toBe(1);
+    const stored = await listStoredErrorNotifications(await getStore(), PROJECT_ID);
+    expect(stored.slice(-2)).toEqual(payloads());
+  });
+
+  it("sends nothing for a success without errors before it", async () => {
+    const { realtime, received } = listen();
+    const reporter = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
+    reporter.write("✔ 13:28:03 Convex functions ready! (8.35s)\n✔ 13:29:10 Convex functions ready! (1.02s)\n");
+    await reporter.close();
+    expect(received).toEqual([]);
   });
 });
 

@@ -40,6 +40,54 @@ const ESBUILD_GROUP = [
   "✖ esbuild failed: Error: Build failed with 1 error:",
 ].join("\n");
 
+/** Feeds `chunks` and flushes; records error groups and resolutions in the order they were reported. */
+function scanEvents(chunks: string[]): string[] {
+  const events: string[] = [];
+  const scanner = createLogScanner({ onError: (message) => events.push(`error: ${message}`), onResolved: (line) => events.push(`resolved: ${line}`) });
+  for (const chunk of chunks) scanner.write(chunk);
+  scanner.flush();
+  return events;
+}
+
+describe("createLogScanner: resolved", () => {
+  const READY = "✔ 13:28:03 Convex functions ready! (8.35s)";
+
+  it("reports the success line after errors, once, after the pending group, for every split of the input", () => {
+    const text = `✖ TypeError: fetch failed\n    at push (cli.js:1:1)\n- Preparing Convex functions...\n${READY}\n✔ 13:29:00 Convex functions ready! (1.1s)\n`;
+    for (let cut = 0; cut <= text.length; cut += 1) {
+      expect(scanEvents([text.slice(0, cut), text.slice(cut)]), `cut at ${cut}`).toEqual([
+        "error: ✖ TypeError: fetch failed\n    at push (cli.js:1:1)",
+        `resolved: ${READY}`,
+      ]);
+    }
+  });
+
+  it("reports nothing for success lines without errors before them", () => {
+    expect(scanEvents([`${READY}\n`, "✔ Functions in convex/ are ready: codegen and typecheck passed (2.3s); watching for changes.\n"])).toEqual([]);
+  });
+
+  it("resolves each run of errors separately, with coloured success lines and the local watcher's line", () => {
+    const watcherReady = "✔ Functions in convex/ are ready: codegen and typecheck passed (2.3s); watching for changes.";
+    const chunks = [
+      "convex/messages.ts:3:92 - error TS2322: Type 'number' is not assignable to type 'string'.\n",
+      "Watching convex/ for changes.\n",
+      `${watcherReady}\n`,
+      "✖ Error: Unable to start push\n",
+      `\u001b[32m${READY.slice(0, 1)}\u001b[39m${READY.slice(1)}\n`,
+    ];
+    expect(scanEvents(chunks)).toEqual([
+      "error: convex/messages.ts:3:92 - error TS2322: Type 'number' is not assignable to type 'string'.",
+      `resolved: ${watcherReady}`,
+      "error: ✖ Error: Unable to start push",
+      `resolved: ${READY}`,
+    ]);
+  });
+
+  it("does not resolve with a success line that comes before the errors in the same chunk", () => {
+    expect(scanEvents([`${READY}\n✖ TypeError: fetch failed\n`])).toEqual(["error: ✖ TypeError: fetch failed"]);
+  });
+});
+
 describe("createLogScanner: streaming input", () => {
   it("groups an error with its continuation lines and strips colours", () => {
     expect(scanChunks([ESBUILD_OUTPUT])).toEqual([ESBUILD_GROUP]);
@@ -53,7 +101,8 @@ describe("createLogScanner: streaming input", () => {
 
   it("gives the same result when fed one character at a time (escapes and surrogates split)", () => {
     const text = `${ESBUILD_OUTPUT}\u001b[31m✖\u001b[39m Error: emoji 😀 in a message\n`;
-    expect(scanChunks([...text.split("")])).toEqual([`${ESBUILD_GROUP}\n✖ Error: emoji 😀 in a message`]);
+    // The success line between them ends the first group: the second error is a new one.
+    expect(scanChunks([...text.split("")])).toEqual([ESBUILD_GROUP, "✖ Error: emoji 😀 in a message"]);
   });
 
   it("decides success per line: a chunk with a success mark still reports its error lines", () => {
@@ -74,7 +123,7 @@ describe("createLogScanner: streaming input", () => {
     scanner.write(`${lines.join("\n")}\n`);
     scanner.flush();
     expect(messages).toEqual(expected);
-    expect(scanner.stats).toEqual({ errorLines: 100, groups: 100 });
+    expect(scanner.stats).toEqual({ errorLines: 100, groups: 100, resolved: 0 });
   });
 
   it("scans a partial line on flush and ignores writes after close", () => {

@@ -154,6 +154,18 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     expect(await page.$$eval("#errors .error", (items) => items.length)).toBe(1);
     expect(await textOf("#errors .error")).toContain("backend dev server");
     await saveArtifact(page, "05-error-panel");
+
+    // Stored, not only streamed: after a reload the panel shows the same group from the history.
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector("#errors .error")?.textContent?.includes("e2e: cannot reach table messages"), {
+      timeout: STEP_TIMEOUT_MS,
+    });
+    expect(await textOf("#errors .error .count")).toBe("×2");
+    // A successful compile afterwards marks it resolved.
+    await page.waitForSelector('[data-testid="error-feed-status"][data-status="live"]');
+    devServer.triggerLine("✔ Backend functions ready!");
+    await page.waitForSelector('#errors .error[data-resolved="true"]', { timeout: STEP_TIMEOUT_MS });
+    expect(await textOf("#errors .error")).toContain("resolved");
   });
 
   it("uploads images by drag and drop, lists them from the manifest with thumbnails, deletes one", async () => {

@@ -19,14 +19,22 @@ export function createDevServerControl() {
       .filter((name) => !name.endsWith(".tmp"))
       .map((name) => fs.readFileSync(path.join(keysDir, name), "utf8"));
 
+  /** Makes the running stand-in print `line` as it is now. */
+  const triggerLine = (line: string) => {
+    fs.writeFileSync(path.join(dir, "trigger.tmp"), line);
+    fs.renameSync(path.join(dir, "trigger.tmp"), path.join(dir, "trigger"));
+  };
+
   return {
     command: `node ${FIXTURE} ${dir}`,
 
     /** Makes the running stand-in print `Error: <text>` now. */
     triggerError(text: string): void {
-      fs.writeFileSync(path.join(dir, "trigger.tmp"), text);
-      fs.renameSync(path.join(dir, "trigger.tmp"), path.join(dir, "trigger"));
+      triggerLine(`Error: ${text}`);
     },
+
+    /** Makes the running stand-in print `line` as it is now (e.g. a success mark after errors). */
+    triggerLine,
 
     /** The admin keys of the first `count` starts, once that many starts happened. */
     waitForAdminKeys(count: number, timeoutMs: number): Promise<string[]> {

@@ -63,21 +63,26 @@ describe("GET /api/projects/:id/errors/stream", () => {
     await reporter.close();
 
     const realtime = getRealtime() as MemoryRealtime;
-    const channel = `${project.id}-errors`;
+    const channel = `private-${project.id}-errors`;
     expect(realtime.listenerCount(channel)).toBe(1);
     abort.abort();
     const events = eventsOf(await reader.rest());
     expect(realtime.listenerCount(channel)).toBe(0);
 
-    const base = { projectId: project.id, source: "backend-dev", timestamp: expect.any(String) };
+    const base = { id: expect.stringMatching(/^[0-9]+$/), projectId: project.id, source: "backend-dev", timestamp: expect.any(String) };
     expect(events).toEqual([
+      {
+        event: "error-notification",
+        payload: { ...base, type: "backend-error", message: "✖ Error: Unable to start push to https://happy-animal-123.convex.cloud" },
+      },
+      // The successful push between the two errors resolves the first.
+      { event: "error-notification", payload: { ...base, type: "resolved", message: expect.stringMatching(/^✔ 13:28:03 Convex .* ready! \(8\.35s\)$/) } },
       {
         event: "error-notification",
         payload: {
           ...base,
           type: "backend-error",
           message: [
-            "✖ Error: Unable to start push to https://happy-animal-123.convex.cloud",
             "Failed to analyze messages.js: Uncaught ReferenceError: foo is not defined",
             "    at <anonymous> (../convex/messages.ts:3:0)",
           ].join("\n"),

@@ -20,7 +20,7 @@ describe("buildErrorNotification", () => {
       type: "backend-error",
       source: "backend-dev",
     });
-    expect(errorChannel(PROJECT_ID)).toBe(`${PROJECT_ID}-errors`);
+    expect(errorChannel(PROJECT_ID)).toBe(`private-${PROJECT_ID}-errors`);
   });
 
   it("strips colours and redacts admin keys, bearer tokens and private keys", () => {

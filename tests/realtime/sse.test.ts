@@ -1,17 +1,34 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import memory from "@/lib/realtime/drivers/memory";
-import pusher from "@/lib/realtime/drivers/pusher";
-import { RealtimeNotConfiguredError } from "@/lib/realtime/errors";
-import { createSseResponse } from "@/lib/realtime/sse";
+import { createSseResponse, type SseEvent, type SseSource } from "@/lib/realtime/sse";
 import { SseReader, eventsOf } from "./sse-client";
 
-const channel = "project-1-errors";
+/** A source with a stored history and live events published by the test. */
+function memorySource(stored: SseEvent[] = []) {
+  const listeners = new Set<(event: SseEvent) => void>();
+  let releaseReplay: () => void = () => {};
+  const replayGate = { held: false };
+  const source: SseSource = {
+    async replay(afterId) {
+      if (replayGate.held) await new Promise<void>((resolve) => (releaseReplay = resolve));
+      return stored.filter((event) => afterId === null || Number(event.id) > Number(afterId));
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  const publish = (event: SseEvent) => {
+    for (const listener of [...listeners]) listener(event);
+  };
+  return { source, listeners, publish, replayGate, release: () => releaseReplay() };
+}
 
-function open(options: { lastEventId?: string; heartbeatMs?: number } = {}) {
-  const realtime = memory({});
+const event = (id: number, data: unknown = { n: id }): SseEvent => ({ id: String(id), event: "error-notification", data });
+
+function open(source: SseSource, options: { lastEventId?: string; heartbeatMs?: number } = {}) {
   const abort = new AbortController();
-  const response = createSseResponse({ realtime, channel, signal: abort.signal, ...options });
-  return { realtime, abort, response, reader: new SseReader(response.body as ReadableStream<Uint8Array>) };
+  const response = createSseResponse({ source, signal: abort.signal, ...options });
+  return { abort, response, reader: new SseReader(response.body as ReadableStream<Uint8Array>) };
 }
 
 describe("createSseResponse", () => {
@@ -20,19 +37,47 @@ describe("createSseResponse", () => {
   });
 
   it("answers text/event-stream, greets, then streams each event with id, name and JSON data", async () => {
-    const { realtime, response, reader } = open();
+    const { publish, source } = memorySource();
+    const { response, reader } = open(source);
     expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
     expect(response.headers.get("cache-control")).toBe("no-cache, no-transform");
     expect(await reader.next()).toEqual({ retry: "3000", comments: ["connected"] });
-    await realtime.publish(channel, "error-notification", { message: "line 1\nline 2" });
-    await realtime.publish("other-errors", "error-notification", { message: "not ours" });
-    const frame = await reader.next();
-    expect(frame).toEqual({ id: expect.stringMatching(/-1$/), event: "error-notification", data: '{"message":"line 1\\nline 2"}', comments: [] });
+    publish(event(7, { message: "line 1\nline 2" }));
+    expect(await reader.next()).toEqual({ id: "7", event: "error-notification", data: '{"message":"line 1\\nline 2"}', comments: [] });
+  });
+
+  it("replays the stored events first, all of them or those after Last-Event-ID", async () => {
+    const stored = [event(1), event(2), event(3)];
+    const all = open(memorySource(stored).source);
+    await all.reader.next();
+    expect((await Promise.all([all.reader.next(), all.reader.next(), all.reader.next()])).map((frame) => frame?.id)).toEqual(["1", "2", "3"]);
+    const resumed = open(memorySource(stored).source, { lastEventId: "2" });
+    await resumed.reader.next();
+    resumed.abort.abort();
+    expect(eventsOf(await resumed.reader.rest())).toEqual([{ event: "error-notification", payload: { n: 3 } }]);
+  });
+
+  it("holds live events back until the replay is sent, and never sends one twice", async () => {
+    const { source, publish, replayGate, release, listeners } = memorySource([event(1), event(2)]);
+    replayGate.held = true;
+    const { abort, reader } = open(source);
+    await reader.next();
+    await vi.waitFor(() => expect(listeners.size).toBe(1));
+    // Published while the history is read: 2 is also in it, 3 is not.
+    publish(event(2));
+    publish(event(3));
+    release();
+    const frames = [await reader.next(), await reader.next(), await reader.next()];
+    expect(frames.map((frame) => frame?.id)).toEqual(["1", "2", "3"]);
+    publish(event(4));
+    expect((await reader.next())?.id).toBe("4");
+    abort.abort();
+    expect(await reader.rest()).toEqual([]);
   });
 
   it("sends a heartbeat comment every heartbeatMs", async () => {
     vi.useFakeTimers();
-    const { reader } = open({ heartbeatMs: 1000 });
+    const { reader } = open(memorySource().source, { heartbeatMs: 1000 });
     await reader.next();
     vi.advanceTimersByTime(2000);
     expect(await reader.next()).toEqual({ comments: ["heartbeat"] });
@@ -40,48 +85,32 @@ describe("createSseResponse", () => {
   });
 
   it("ends the stream and unsubscribes when the client disconnects", async () => {
-    const { realtime, abort, reader } = open();
+    const { source, listeners, publish } = memorySource();
+    const { abort, reader } = open(source);
     await reader.next();
-    expect(realtime.listenerCount(channel)).toBe(1);
+    expect(listeners.size).toBe(1);
     abort.abort();
     expect(await reader.rest()).toEqual([]);
-    expect(realtime.listenerCount(channel)).toBe(0);
-    await realtime.publish(channel, "error-notification", {});
+    expect(listeners.size).toBe(0);
+    publish(event(1));
   });
 
   it("unsubscribes when the body is cancelled", async () => {
-    const { realtime, reader } = open();
+    const { source, listeners } = memorySource();
+    const { reader } = open(source);
     await reader.next();
     await reader.cancel();
-    expect(realtime.listenerCount(channel)).toBe(0);
-  });
-
-  it("replays what a reconnecting client missed after its Last-Event-ID", async () => {
-    const first = open();
-    await first.reader.next();
-    await first.realtime.publish(channel, "error-notification", { n: 1 });
-    const seen = await first.reader.next();
-    await first.realtime.publish(channel, "error-notification", { n: 2 });
-    first.abort.abort();
-    const abort = new AbortController();
-    const response = createSseResponse({ realtime: first.realtime, channel, signal: abort.signal, lastEventId: seen?.id });
-    const reader = new SseReader(response.body as ReadableStream<Uint8Array>);
-    await reader.next();
-    abort.abort();
-    expect(eventsOf(await reader.rest())).toEqual([{ event: "error-notification", payload: { n: 2 } }]);
+    expect(listeners.size).toBe(0);
   });
 
   it("disconnects a client that stops reading instead of queueing without bound", async () => {
-    const { realtime, reader } = open();
-    for (let n = 0; n < 1100; n += 1) await realtime.publish(channel, "error-notification", { n });
-    expect(realtime.listenerCount(channel)).toBe(0);
+    const { source, listeners, publish } = memorySource();
+    const { reader } = open(source);
+    await vi.waitFor(() => expect(listeners.size).toBe(1));
+    for (let n = 0; n < 1100; n += 1) publish(event(n));
+    await vi.waitFor(() => expect(listeners.size).toBe(0));
     const frames = await reader.rest();
     expect(eventsOf(frames).length).toBeGreaterThan(900);
     expect(eventsOf(frames).length).toBeLessThan(1100);
-  });
-
-  it("refuses a driver that cannot deliver in-process", () => {
-    const realtime = pusher({ appId: "1", key: "k", secret: "s", cluster: "eu" });
-    expect(() => createSseResponse({ realtime, channel, signal: new AbortController().signal })).toThrow(RealtimeNotConfiguredError);
   });
 });

@@ -32,16 +32,25 @@ export async function readBackendSnapshot(db: SqlExecutor, project: Project): Pr
 
 /**
  * How the browser receives a project's error notifications (event `event`): this app's SSE
- * route, or Pusher with its public app key and cluster (never the secret).
+ * route, or Pusher with its public app key and cluster (never the secret), joining the private
+ * channel through `authEndpoint` and reading the stored history from `historyUrl`.
  */
 export type RealtimeClientSettings = { event: string } & (
   | { driver: "memory"; streamUrl: string }
-  | { driver: "pusher"; key: string; cluster: string; channel: string }
+  | { driver: "pusher"; key: string; cluster: string; channel: string; authEndpoint: string; historyUrl: string }
 );
 
 export function realtimeClientSettings(config: Config, projectId: string): RealtimeClientSettings {
   if (config.REALTIME_DRIVER === "pusher" && config.PUSHER_KEY && config.PUSHER_CLUSTER) {
-    return { event: ERROR_EVENT, driver: "pusher", key: config.PUSHER_KEY, cluster: config.PUSHER_CLUSTER, channel: errorChannel(projectId) };
+    return {
+      event: ERROR_EVENT,
+      driver: "pusher",
+      key: config.PUSHER_KEY,
+      cluster: config.PUSHER_CLUSTER,
+      channel: errorChannel(projectId),
+      authEndpoint: "/api/realtime/auth",
+      historyUrl: `/api/projects/${projectId}/errors`,
+    };
   }
   return { event: ERROR_EVENT, driver: "memory", streamUrl: `/api/projects/${projectId}/errors/stream` };
 }

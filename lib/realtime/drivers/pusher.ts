@@ -52,7 +52,10 @@ function toRealtimeError(error: unknown, timeoutMs: number): Error {
   return new RealtimePublishError(undefined, "could not reach Pusher.", { cause: error });
 }
 
-/** Publishes through the Pusher Channels HTTP API. Subscribing happens in the browser, not here. */
+/**
+ * Publishes through the Pusher Channels HTTP API. Subscribing happens in the browser (pusher-js),
+ * which joins private channels with a signature from `authorizeChannel`.
+ */
 const driver: RealtimeDriverFactory<PusherRealtimeOptions> = (options) => {
   for (const field of ["appId", "key", "secret"] as const) {
     if (!options[field]) throw new RealtimeNotConfiguredError(`the pusher driver needs "${field}".`);
@@ -81,6 +84,10 @@ const driver: RealtimeDriverFactory<PusherRealtimeOptions> = (options) => {
       } catch (error) {
         throw toRealtimeError(error, timeoutMs);
       }
+    },
+    async authorizeChannel(socketId, channel) {
+      const pusher = await getClient();
+      return { auth: pusher.authorizeChannel(socketId, channel).auth };
     },
   };
 };

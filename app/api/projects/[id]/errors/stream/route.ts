@@ -1,16 +1,19 @@
 import { requireProjectOwner } from "@/lib/auth";
 import { route } from "@/lib/http";
-import { errorChannel, getRealtime } from "@/lib/realtime";
+import { errorNotificationSource } from "@/lib/realtime/error-notifications";
 import { createSseResponse } from "@/lib/realtime/sse";
+import { getStore } from "@/lib/store";
 
 export const dynamic = "force-dynamic";
 
-/** Server-Sent Events with the project's `error-notification` events; owner only. */
+/**
+ * Server-Sent Events with the project's `error-notification` events, with every realtime driver;
+ * owner only. The stored history is replayed first: all of it, or what follows `Last-Event-ID`.
+ */
 export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
   return createSseResponse({
-    realtime: getRealtime(),
-    channel: errorChannel(project.id),
+    source: errorNotificationSource(await getStore(), project.id),
     signal: request.signal,
     lastEventId: request.headers.get("last-event-id"),
   });

@@ -1,0 +1,91 @@
+import { log } from "@/lib/log";
+import { getStore, type SqlExecutor } from "@/lib/store";
+import { insertErrorNotification, listErrorNotifications } from "@/lib/store/error-notifications";
+import memoryDriver from "./drivers/memory";
+import { ERROR_EVENT, errorChannel, type ErrorNotification } from "./payload";
+import { publishWithRetry } from "./publish";
+import type { SseEvent, SseSource } from "./sse";
+import type { Realtime, RealtimeListener } from "./types";
+import { getRealtime } from "./index";
+
+/** Notifications kept per project for subscribers that connect later (history, page reloads). */
+export const ERROR_HISTORY_SIZE = 200;
+
+/** A notification as it is stored and delivered: `id` is its row id, stable across restarts. */
+export interface StoredErrorNotification extends ErrorNotification {
+  id: string;
+}
+
+export interface ErrorNotificationOptions {
+  /** @default getStore() */
+  db?: SqlExecutor;
+  /** @default getRealtime() */
+  realtime?: Realtime;
+  /** Wait before the one retry of a failed publish. @default 500 */
+  retryDelayMs?: number;
+}
+
+type InProcessRealtime = Realtime & Required<Pick<Realtime, "subscribe">>;
+
+// SSE subscribers of this process listen here. A driver that delivers in-process (memory) is
+// that bus itself; one that delivers elsewhere (pusher) gets this process-wide one beside it.
+const holder = globalThis as typeof globalThis & { __errorNotificationBus?: InProcessRealtime };
+
+function inProcessBus(realtime: Realtime): InProcessRealtime {
+  if (realtime.subscribe) return realtime as InProcessRealtime;
+  holder.__errorNotificationBus ??= memoryDriver({ historySize: 0 });
+  return holder.__errorNotificationBus;
+}
+
+/**
+ * The one way an error notification leaves the server: it is stored (the project keeps its last
+ * ERROR_HISTORY_SIZE), delivered to this process's SSE subscribers, and published through the
+ * configured driver. Never throws; a failure is logged.
+ * @returns the delivered notification, or null when it could not be stored
+ */
+export async function sendErrorNotification(
+  notification: ErrorNotification,
+  options: ErrorNotificationOptions = {},
+): Promise<StoredErrorNotification | null> {
+  const { projectId } = notification;
+  let stored: StoredErrorNotification;
+  let realtime: Realtime;
+  try {
+    const db = options.db ?? (await getStore());
+    realtime = options.realtime ?? getRealtime();
+    stored = { ...notification, id: await insertErrorNotification(db, projectId, notification, ERROR_HISTORY_SIZE) };
+  } catch (error) {
+    log.error("error notification not stored", { projectId, error });
+    return null;
+  }
+  const channel = errorChannel(projectId);
+  const bus = inProcessBus(realtime);
+  if (bus !== realtime) await publishWithRetry(bus, channel, ERROR_EVENT, stored);
+  await publishWithRetry(realtime, channel, ERROR_EVENT, stored, { retryDelayMs: options.retryDelayMs });
+  return stored;
+}
+
+/** The project's stored notifications after `afterId` (all kept ones when null), oldest first. */
+export async function listStoredErrorNotifications(
+  db: SqlExecutor,
+  projectId: string,
+  afterId: string | null = null,
+): Promise<StoredErrorNotification[]> {
+  const rows = await listErrorNotifications<ErrorNotification>(db, projectId, { afterId, limit: ERROR_HISTORY_SIZE });
+  return rows.map((row) => ({ ...row.payload, id: row.id }));
+}
+
+const toEvent = (notification: StoredErrorNotification): SseEvent => ({ id: notification.id, event: ERROR_EVENT, data: notification });
+
+/** A project's notifications as an SSE source: the stored history, then live ones, with any driver. */
+export function errorNotificationSource(db: SqlExecutor, projectId: string, realtime: Realtime = getRealtime()): SseSource {
+  return {
+    async replay(afterId) {
+      return (await listStoredErrorNotifications(db, projectId, afterId)).map(toEvent);
+    },
+    subscribe(listener) {
+      const forward: RealtimeListener = (message) => listener(toEvent(message.payload as StoredErrorNotification));
+      return inProcessBus(realtime).subscribe(errorChannel(projectId), forward);
+    },
+  };
+}
