@@ -23,5 +23,6 @@ describe("redactSecrets", () => {
     registerSecret("team-token-value-xyz");
     expect(redactSecrets("token team-token-value-xyz leaked")).toBe("token [REDACTED] leaked");
     expect(redactSecrets("✖ Error: cannot find module './foo'")).toBe("✖ Error: cannot find module './foo'");
+    expect(redactSecrets("✔ 12:00:01 Convex functions ready! (1.2s)")).toBe("✔ 12:00:01 Convex functions ready! (1.2s)");
   });
 });

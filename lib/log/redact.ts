@@ -7,7 +7,8 @@
 const SECRET_PATTERNS: RegExp[] = [
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
   /\b(?:project|preview|prod|dev):[A-Za-z0-9_.:-]*\|[A-Za-z0-9+/=_-]+/g,
-  /\b(Bearer|Convex|Basic)\s+[A-Za-z0-9._~+/=|:-]{8,}/gi,
+  // A `Convex` authorization value is a key with digits or a `|`; "Convex functions ready" is prose.
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=|:-]{8,}|\b(Convex)\s+(?=[A-Za-z._~+/=:-]*[0-9|])[A-Za-z0-9._~+/=|:-]{8,}/gi,
   /\b([A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PRIVATE_KEY|ADMIN_KEY|DEPLOY_KEY|API_KEY)[A-Z0-9_]*)\s*[=:]\s*("[^"]*"|'[^']*'|\S+)/g,
 ];
 
@@ -23,7 +24,7 @@ export function redactSecrets(text: string): string {
   for (const secret of exactSecrets) result = result.split(secret).join("[REDACTED]");
   result = result.replace(SECRET_PATTERNS[0], "[REDACTED PRIVATE KEY]");
   result = result.replace(SECRET_PATTERNS[1], "[REDACTED KEY]");
-  result = result.replace(SECRET_PATTERNS[2], (_match, scheme: string) => `${scheme} [REDACTED]`);
+  result = result.replace(SECRET_PATTERNS[2], (_match, scheme?: string, convex?: string) => `${scheme ?? convex} [REDACTED]`);
   result = result.replace(SECRET_PATTERNS[3], (_match, name: string) => `${name}=[REDACTED]`);
   return result;
 }

@@ -33,7 +33,7 @@ const holder = globalThis as typeof globalThis & { __errorNotificationBus?: InPr
 
 function inProcessBus(realtime: Realtime): InProcessRealtime {
   if (realtime.subscribe) return realtime as InProcessRealtime;
-  holder.__errorNotificationBus ??= memoryDriver({ historySize: 0 });
+  holder.__errorNotificationBus ??= memoryDriver({});
   return holder.__errorNotificationBus;
 }
 

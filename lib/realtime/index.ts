@@ -5,7 +5,7 @@ import pusherDriver from "./drivers/pusher";
 import { RealtimeNotConfiguredError } from "./errors";
 import type { Realtime } from "./types";
 
-export type { ChannelAuthorization, Realtime, RealtimeListener, RealtimeMessage, SubscribeOptions } from "./types";
+export type { ChannelAuthorization, Realtime, RealtimeListener, RealtimeMessage } from "./types";
 export * from "./errors";
 export { authorizeChannel, parseChannelAuthorizationRequest } from "./channel-auth";
 export { ERROR_EVENT, buildErrorNotification, errorChannel, projectIdOfErrorChannel, type ErrorNotification } from "./payload";

@@ -1,6 +1,6 @@
 /** One published event as subscribers receive it. */
 export interface RealtimeMessage<Payload = unknown> {
-  /** Increasing within one driver instance; SSE sends it as `id:` so clients can resume. */
+  /** Unique within one driver instance. */
   id: string;
   channel: string;
   event: string;
@@ -8,14 +8,6 @@ export interface RealtimeMessage<Payload = unknown> {
 }
 
 export type RealtimeListener = (message: RealtimeMessage) => void;
-
-export interface SubscribeOptions {
-  /**
-   * Replays the retained messages published after this id (an SSE client's `Last-Event-ID`).
-   * An id from another driver instance (e.g. before a restart) replays everything retained.
-   */
-  afterId?: string | null;
-}
 
 /** What a browser client (pusher-js) needs to join a private channel: Pusher's `auth` string. */
 export interface ChannelAuthorization {
@@ -37,7 +29,7 @@ export interface Realtime {
    */
   publish(channel: string, event: string, payload: unknown): Promise<void>;
   /** Delivers every later event of `channel` to `listener`; returns the unsubscribe function. */
-  subscribe?(channel: string, listener: RealtimeListener, options?: SubscribeOptions): () => void;
+  subscribe?(channel: string, listener: RealtimeListener): () => void;
   /**
    * Signs a client's request to join private `channel` over its connection `socketId`. Call it
    * only after checking that the caller may read the channel.

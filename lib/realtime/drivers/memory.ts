@@ -1,23 +1,13 @@
 import { log } from "@/lib/log";
 import { checkPublishable } from "../limits";
-import type { Realtime, RealtimeDriverFactory, RealtimeListener, RealtimeMessage, SubscribeOptions } from "../types";
+import type { Realtime, RealtimeDriverFactory, RealtimeListener, RealtimeMessage } from "../types";
 
-export interface MemoryRealtimeOptions {
-  /**
-   * Messages kept per channel for clients that reconnect with `Last-Event-ID`.
-   * @default 50
-   */
-  historySize?: number;
-  /**
-   * Channels whose history is kept; the least recently published one is forgotten first.
-   * @default 1000
-   */
-  maxChannels?: number;
-}
+/** The memory driver has no settings. */
+export type MemoryRealtimeOptions = Record<string, never>;
 
 /** The memory driver also reports how many listeners a channel has (tests, diagnostics). */
 export interface MemoryRealtime extends Realtime {
-  subscribe(channel: string, listener: RealtimeListener, options?: SubscribeOptions): () => void;
+  subscribe(channel: string, listener: RealtimeListener): () => void;
   listenerCount(channel: string): number;
 }
 
@@ -28,24 +18,11 @@ const DRIVER_NAME = "memory";
  * SSE route subscribes per connected client). Works for one server process; several instances
  * would need a shared bus or the pusher driver.
  */
-const driver: RealtimeDriverFactory<MemoryRealtimeOptions, MemoryRealtime> = (options = {}) => {
-  const historySize = options.historySize ?? 50;
-  const maxChannels = options.maxChannels ?? 1000;
-  // Ids are `<instance>-<sequence>`: an id from another instance (a restart) is recognisably foreign.
+const driver: RealtimeDriverFactory<MemoryRealtimeOptions, MemoryRealtime> = () => {
+  // Ids are `<instance>-<sequence>`, unique within this process; stored history has its own ids.
   const instance = crypto.randomUUID().slice(0, 8);
   let sequence = 0;
   const listeners = new Map<string, Set<RealtimeListener>>();
-  const history = new Map<string, RealtimeMessage[]>();
-
-  function remember(message: RealtimeMessage): void {
-    const kept = history.get(message.channel) ?? [];
-    kept.push(message);
-    if (kept.length > historySize) kept.shift();
-    // Re-inserting moves the channel to the end, so the first key is the least recently used.
-    history.delete(message.channel);
-    history.set(message.channel, kept);
-    if (history.size > maxChannels) history.delete(history.keys().next().value as string);
-  }
 
   function deliver(listener: RealtimeListener, message: RealtimeMessage): void {
     try {
@@ -55,26 +32,15 @@ const driver: RealtimeDriverFactory<MemoryRealtimeOptions, MemoryRealtime> = (op
     }
   }
 
-  function missedSince(channel: string, afterId: string): RealtimeMessage[] {
-    const kept = history.get(channel) ?? [];
-    const [idInstance, idSequence] = afterId.split("-");
-    if (idInstance !== instance) return kept;
-    return kept.filter((message) => Number(message.id.split("-")[1]) > Number(idSequence));
-  }
-
   return {
     name: DRIVER_NAME,
     async publish(channel, event, payload) {
       checkPublishable(channel, event, payload);
       sequence += 1;
       const message: RealtimeMessage = { id: `${instance}-${sequence}`, channel, event, payload };
-      remember(message);
       for (const listener of [...(listeners.get(channel) ?? [])]) deliver(listener, message);
     },
-    subscribe(channel, listener, subscribeOptions) {
-      if (subscribeOptions?.afterId) {
-        for (const message of missedSince(channel, subscribeOptions.afterId)) deliver(listener, message);
-      }
+    subscribe(channel, listener) {
       const set = listeners.get(channel) ?? new Set<RealtimeListener>();
       set.add(listener);
       listeners.set(channel, set);
