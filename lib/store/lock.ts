@@ -1,0 +1,133 @@
+import { rmSync } from "node:fs";
+import fs from "node:fs/promises";
+import os from "node:os";
+import { AppError } from "@/lib/errors";
+
+/** Who holds an embedded database directory: written into its lock file, read by whoever is refused. */
+export interface DatabaseLockHolder {
+  pid: number;
+  hostname: string;
+  /** The holder's command line, shortened: tells a server from a CLI in the refusal. */
+  command: string;
+  /** The holder's PUBLIC_BASE_URL: a CLI reaches a server holding the database through its API there. */
+  baseUrl?: string;
+  since: string;
+}
+
+/** Thrown when another live process holds the embedded database directory. */
+export class DatabaseLockedError extends AppError {
+  constructor(
+    readonly lockFile: string,
+    readonly holder: DatabaseLockHolder,
+  ) {
+    super(
+      503,
+      "database_locked",
+      `The embedded database is in use by another process (pid ${holder.pid} on ${holder.hostname}, \`${holder.command}\`, ` +
+        `since ${holder.since}${holder.baseUrl ? `, serving ${holder.baseUrl}` : ""}). Only one process may open it at a time: stop that process ` +
+        `(or, for the CLIs, let them reach that server's API), or set DATABASE_URL to share a PostgreSQL database. ` +
+        `If no such process runs, delete ${lockFile}.`,
+    );
+    this.name = "DatabaseLockedError";
+  }
+}
+
+/** The lock file of an embedded database directory: beside it, so the database's own files stay untouched. */
+export const lockFileOf = (dataDir: string) => `${dataDir}.lock`;
+
+// A process killed while breaking a stale lock leaves the breaker behind; after this it is stale too.
+const BREAKER_STALE_MS = 10_000;
+
+function isAlive(holder: DatabaseLockHolder): boolean {
+  // A lock of another host (a shared volume) cannot be checked: it counts as held.
+  if (holder.hostname !== os.hostname()) return true;
+  if (holder.pid === process.pid) return false;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+async function readHolder(lockFile: string): Promise<DatabaseLockHolder | null> {
+  try {
+    return JSON.parse(await fs.readFile(lockFile, "utf8")) as DatabaseLockHolder;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Missing, or unreadable (the file is linked in whole, so only a damaged disk tears it).
+    if (code === "ENOENT" || error instanceof SyntaxError) return null;
+    throw error;
+  }
+}
+
+/** The live process holding `dataDir`, or null when it is free (no lock, or its holder died). */
+export async function readDatabaseLock(dataDir: string): Promise<DatabaseLockHolder | null> {
+  const holder = await readHolder(lockFileOf(dataDir));
+  return holder && isAlive(holder) ? holder : null;
+}
+
+/**
+ * Removes a dead holder's lock. Two processes may find the same stale lock: a short-lived
+ * breaker file (O_EXCL) lets only one of them remove it, after checking it is still the dead one.
+ */
+async function breakStaleLock(lockFile: string, stale: DatabaseLockHolder | null): Promise<void> {
+  const breaker = `${lockFile}.break`;
+  const age = await fs.stat(breaker).then((stat) => Date.now() - stat.mtimeMs, () => null);
+  if (age !== null && age > BREAKER_STALE_MS) await fs.rm(breaker, { force: true });
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(breaker, "wx");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return;
+    throw error;
+  }
+  try {
+    const current = await readHolder(lockFile);
+    if (JSON.stringify(current) === JSON.stringify(stale)) await fs.rm(lockFile, { force: true });
+  } finally {
+    await handle.close();
+    await fs.rm(breaker, { force: true });
+  }
+}
+
+/**
+ * Takes the exclusive lock on an embedded database directory for this process, or throws
+ * DatabaseLockedError naming the live holder. A lock left by a dead process (SIGKILL, power loss)
+ * is taken over. Returns the release; the lock is also dropped when the process exits normally.
+ */
+export async function lockDatabaseDirectory(dataDir: string, baseUrl?: string): Promise<() => Promise<void>> {
+  const lockFile = lockFileOf(dataDir);
+  const mine: DatabaseLockHolder = {
+    pid: process.pid,
+    hostname: os.hostname(),
+    command: process.argv.slice(1).join(" ").slice(0, 200),
+    ...(baseUrl && { baseUrl }),
+    since: new Date().toISOString(),
+  };
+  // Written aside, then linked into place: the lock file appears atomically, complete or not at all.
+  const draft = `${lockFile}.${process.pid}`;
+  await fs.writeFile(draft, JSON.stringify(mine), { mode: 0o600 });
+  try {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await fs.link(draft, lockFile);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      const holder = await readHolder(lockFile);
+      if (holder && isAlive(holder)) throw new DatabaseLockedError(lockFile, holder);
+      if (attempt >= 3) throw new DatabaseLockedError(lockFile, holder ?? { ...mine, pid: 0, command: "(unreadable lock file)" });
+      await breakStaleLock(lockFile, holder);
+    }
+  } finally {
+    await fs.rm(draft, { force: true });
+  }
+  const releaseOnExit = () => rmSync(lockFile, { force: true });
+  process.once("exit", releaseOnExit);
+  return async () => {
+    process.off("exit", releaseOnExit);
+    if ((await readHolder(lockFile))?.pid === process.pid) await fs.rm(lockFile, { force: true });
+  };
+}
