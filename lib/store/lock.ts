@@ -38,10 +38,14 @@ export const lockFileOf = (dataDir: string) => `${dataDir}.lock`;
 // A process killed while breaking a stale lock leaves the breaker behind; after this it is stale too.
 const BREAKER_STALE_MS = 10_000;
 
-function isAlive(holder: DatabaseLockHolder): boolean {
+// Lock files this process holds (every bundle Next.js loads shares them, hence globalThis).
+const held = ((globalThis as typeof globalThis & { __heldDatabaseLocks?: Set<string> }).__heldDatabaseLocks ??= new Set());
+
+function isAlive(lockFile: string, holder: DatabaseLockHolder): boolean {
   // A lock of another host (a shared volume) cannot be checked: it counts as held.
   if (holder.hostname !== os.hostname()) return true;
-  if (holder.pid === process.pid) return false;
+  // Our own pid: held when this process took it; otherwise a previous boot's (a container restart reuses pids).
+  if (holder.pid === process.pid) return held.has(lockFile);
   try {
     process.kill(holder.pid, 0);
     return true;
@@ -63,8 +67,9 @@ async function readHolder(lockFile: string): Promise<DatabaseLockHolder | null> 
 
 /** The live process holding `dataDir`, or null when it is free (no lock, or its holder died). */
 export async function readDatabaseLock(dataDir: string): Promise<DatabaseLockHolder | null> {
-  const holder = await readHolder(lockFileOf(dataDir));
-  return holder && isAlive(holder) ? holder : null;
+  const lockFile = lockFileOf(dataDir);
+  const holder = await readHolder(lockFile);
+  return holder && isAlive(lockFile, holder) ? holder : null;
 }
 
 /**
@@ -117,17 +122,19 @@ export async function lockDatabaseDirectory(dataDir: string, baseUrl?: string): 
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
       const holder = await readHolder(lockFile);
-      if (holder && isAlive(holder)) throw new DatabaseLockedError(lockFile, holder);
+      if (holder && isAlive(lockFile, holder)) throw new DatabaseLockedError(lockFile, holder);
       if (attempt >= 3) throw new DatabaseLockedError(lockFile, holder ?? { ...mine, pid: 0, command: "(unreadable lock file)" });
       await breakStaleLock(lockFile, holder);
     }
   } finally {
     await fs.rm(draft, { force: true });
   }
+  held.add(lockFile);
   const releaseOnExit = () => rmSync(lockFile, { force: true });
   process.once("exit", releaseOnExit);
   return async () => {
     process.off("exit", releaseOnExit);
+    held.delete(lockFile);
     if ((await readHolder(lockFile))?.pid === process.pid) await fs.rm(lockFile, { force: true });
   };
 }
