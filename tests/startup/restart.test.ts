@@ -46,7 +46,9 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<boo
   }
 }
 
-const previewAnswers = async (previewUrl: string) => (await fetch(previewUrl, { signal: AbortSignal.timeout(5_000) })).status === 200;
+/** Whether the preview answers 200; a refused connection is `false`. */
+const previewAnswers = (previewUrl: string) =>
+  fetch(previewUrl, { signal: AbortSignal.timeout(5_000) }).then((response) => response.status === 200, () => false);
 const backendDevServerRuns = async (base: ProductServer) =>
   (await api<{ devServer: string }>(base, "GET", `/api/backend/status?projectId=${projectId}`)).body.devServer === "running";
 
