@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import { AppError } from "@/lib/errors";
@@ -48,9 +48,20 @@ function isAlive(lockFile: string, holder: DatabaseLockHolder): boolean {
   if (holder.pid === process.pid) return held.has(lockFile);
   try {
     process.kill(holder.pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return !isZombie(holder.pid);
+}
+
+/** A killed process not yet reaped (its parent died too, and PID 1 of a container may never reap) still answers signal 0. */
+function isZombie(pid: number): boolean {
+  try {
+    // Linux: the state letter follows the parenthesised command name.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
+  } catch {
+    return false;
   }
 }
 

@@ -89,6 +89,26 @@ describe("one writer per embedded database", () => {
     expect(fs.existsSync(lockFileOf(pgliteDirOf(dataDir)))).toBe(false);
   });
 
+  it("takes over from a holder that was killed but not yet reaped (a zombie)", async () => {
+    const dataDir = freshDataDir();
+    // `exec sleep` replaces the shell with a parent that never reaps: the killed holder stays a zombie.
+    const script = `node --import tsx ${JSON.stringify(path.join(ROOT, "tests", "store", "hold-store.ts"))} </dev/null >/dev/null & exec sleep 600`;
+    const parent = spawn("bash", ["-c", script], { cwd: ROOT, env: childEnv(dataDir), stdio: "ignore" });
+    children.push(parent);
+    let holder: { pid: number } | null = null;
+    while (!holder) {
+      holder = await readDatabaseLock(pgliteDirOf(dataDir));
+      if (!holder) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    process.kill(holder.pid, "SIGKILL");
+    const zombie = () => fs.readFileSync(`/proc/${holder!.pid}/stat`, "utf8").split(") ")[1][0] === "Z";
+    while (!zombie()) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(() => process.kill(holder!.pid, 0)).not.toThrow();
+
+    const sql = await openStore({ dataDir });
+    await sql.close();
+  });
+
   it("lets a real PostgreSQL be shared: DATABASE_URL takes no lock", async () => {
     const dataDir = freshDataDir();
     await holdDatabase(dataDir, "http://127.0.0.1:9");
