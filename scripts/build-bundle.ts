@@ -1,15 +1,22 @@
 // `npm run bundle -- --project <id> [--commit <sha>] [--message <text>]`: exports the project's
-// app in its sandbox and uploads the static iOS bundle; prints the result as JSON.
-import { BUILD_USAGE, parseBuildArgs, runBuildCommand } from "@/lib/bundles/build-cli";
-import { closeStore, getStore } from "@/lib/store";
+// app in its sandbox and uploads the static iOS bundle; prints the result as JSON. Beside a
+// running server on the embedded database it goes through that server's API (CLI_API_TOKEN).
+import { BUILD_USAGE, parseBuildArgs, runBuildCommand, type BuildCommand } from "@/lib/bundles/build-cli";
+import { loadServerEnv } from "@/lib/bundles/cli-env";
+import { openCliTarget } from "@/lib/bundles/cli-target";
+import { closeStore } from "@/lib/store";
 
+loadServerEnv();
+let command: BuildCommand | undefined;
 try {
-  const command = parseBuildArgs(process.argv.slice(2));
-  const result = await runBuildCommand(command, { db: await getStore(), output: process.stdout });
+  command = parseBuildArgs(process.argv.slice(2));
+  const target = await openCliTarget();
+  const deps = target.kind === "api" ? { api: target.api } : { db: target.db };
+  const result = await runBuildCommand(command, { ...deps, output: process.stdout });
   if (!result.success) process.exitCode = 1;
 } catch (error) {
   console.error((error as Error).message);
-  console.error(BUILD_USAGE);
+  if (!command) console.error(BUILD_USAGE);
   process.exitCode = 1;
 } finally {
   await closeStore();

@@ -3,7 +3,8 @@ import type { BlobStore } from "@/lib/blob";
 import { BadRequestError } from "@/lib/errors";
 import type { SqlExecutor } from "@/lib/store";
 import { listAllProjectIds } from "@/lib/store/projects";
-import { cleanupBundles, type CleanupSummary, DEFAULT_KEEP, DEFAULT_MAX_AGE_DAYS } from "./cleanup";
+import { cleanupBundles, type CleanupOptions, type CleanupSummary, DEFAULT_KEEP, DEFAULT_MAX_AGE_DAYS } from "./cleanup";
+import type { ServerApi } from "./cli-target";
 
 export const CLEANUP_USAGE =
   "usage: npm run cleanup -- (--project <id> | --all) [--keep 5] [--max-age-days 30] [--dry-run]";
@@ -60,19 +61,44 @@ export function formatSummary(summary: CleanupSummary, dryRun: boolean): string 
   );
 }
 
-/** Runs a parsed cleanup command; progress goes to `output` as a bar when it is a TTY. */
+/**
+ * Cleans projects one by one through a running server (POST /api/projects/<id>/bundles/cleanup,
+ * owner only); `--all` means every project of the token's owner (GET /api/projects).
+ */
+async function cleanupThroughServer(api: ServerApi, command: CleanupCommand, options: CleanupOptions): Promise<CleanupSummary> {
+  const projectIds =
+    command.projectIds === "all"
+      ? (await api.request<{ projects: { id: string }[] }>("GET", "/api/projects")).projects.map((project) => project.id)
+      : command.projectIds;
+  const summary: CleanupSummary = { projects: 0, commitsKept: 0, commitsDeleted: 0, blobsDeleted: 0, bytesDeleted: 0 };
+  for (const projectId of projectIds) {
+    const body = { keep: options.keep, maxAgeDays: options.maxAgeDays, dryRun: options.dryRun };
+    const part = await api.request<CleanupSummary>("POST", `/api/projects/${encodeURIComponent(projectId)}/bundles/cleanup`, body);
+    for (const key of Object.keys(summary) as (keyof CleanupSummary)[]) summary[key] += part[key];
+    options.onProgress?.(summary.projects, projectIds.length, summary);
+  }
+  return summary;
+}
+
+/**
+ * Runs a parsed cleanup command on the store and blob store, or through a running server's API;
+ * progress goes to `output` as a bar when it is a TTY.
+ */
 export async function runCleanupCommand(
   command: CleanupCommand,
-  deps: { blob: BlobStore; db: SqlExecutor; output: NodeJS.WriteStream | NodeJS.WritableStream },
+  deps: ({ blob: BlobStore; db: SqlExecutor } | { api: ServerApi }) & { output: NodeJS.WriteStream | NodeJS.WritableStream },
 ): Promise<CleanupSummary> {
-  const projectIds = command.projectIds === "all" ? await listAllProjectIds(deps.db) : command.projectIds;
   const tty = "isTTY" in deps.output && deps.output.isTTY;
-  const summary = await cleanupBundles(deps.blob, projectIds, {
+  const options: CleanupOptions = {
     keep: command.keep,
     maxAgeDays: command.maxAgeDays,
     dryRun: command.dryRun,
     onProgress: tty ? (done, total) => deps.output.write(`\r${progressBar(done, total)}`) : undefined,
-  });
+  };
+  const summary =
+    "api" in deps
+      ? await cleanupThroughServer(deps.api, command, options)
+      : await cleanupBundles(deps.blob, command.projectIds === "all" ? await listAllProjectIds(deps.db) : command.projectIds, options);
   if (tty) deps.output.write("\n");
   deps.output.write(formatSummary(summary, command.dryRun) + "\n");
   return summary;

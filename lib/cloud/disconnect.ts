@@ -1,6 +1,7 @@
 import { deleteManagedProject, withRetries } from "@/lib/backend";
 import { BadRequestError, ConflictError } from "@/lib/errors";
-import { getSandboxProvider, SandboxNotFoundError } from "@/lib/sandbox";
+import { log } from "@/lib/log";
+import { getSandboxProvider, SandboxNotFoundError, startAppDevServer, stopAppDevServer, type Sandbox } from "@/lib/sandbox";
 import { getStore, type SqlExecutor } from "@/lib/store";
 import { deleteCredentials, getCredentials, type BackendCredentials } from "@/lib/store/credentials";
 import { forgetFailedRuns, getRunningOperation } from "@/lib/store/operations";
@@ -30,8 +31,21 @@ async function refuseWhileProvisioning(tx: SqlExecutor, projectId: string): Prom
 }
 
 /**
- * Stops the backend dev server and removes the deployment URL from `.env.local` (the app keeps
- * working without a backend); a sandbox that no longer exists has neither.
+ * A running app dev server inlined the old URL: restart it so the app stops calling the
+ * deployment. Not fatal: the URL is gone from `.env.local`, so the next start reads none.
+ */
+async function restartRunningAppDevServer(sandbox: Sandbox, projectId: string): Promise<void> {
+  try {
+    if (await stopAppDevServer(sandbox)) await startAppDevServer(sandbox);
+  } catch (error) {
+    log.warn("app dev server restart after disconnect failed", { projectId, error });
+  }
+}
+
+/**
+ * Stops the backend dev server, removes the deployment URL from `.env.local` and restarts a
+ * running app dev server, so the app runs without a backend (its wrapper renders the app
+ * without a client when the URL is unset); a sandbox that no longer exists has none of these.
  */
 async function unwireSandbox(project: Project): Promise<void> {
   if (!project.sandboxId) return;
@@ -39,6 +53,7 @@ async function unwireSandbox(project: Project): Promise<void> {
     const sandbox = await getSandboxProvider().connect(project.sandboxId);
     await stopBackendDevServer(sandbox);
     await removeBackendUrlFromEnvFile(sandbox);
+    await restartRunningAppDevServer(sandbox, project.id);
   } catch (error) {
     if (!(error instanceof SandboxNotFoundError)) throw error;
   }

@@ -8,7 +8,14 @@ import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
 import { migrateLegacyBackendNames } from "./legacy-names";
-import { checkLayoutBeforeEnable, finishSandboxSetup, injectBackendIntoSandbox } from "./sandbox-setup";
+import { getBackendCredentials } from "./credentials";
+import {
+  checkLayoutBeforeEnable,
+  completeSandboxWiring,
+  finishSandboxSetup,
+  injectBackendIntoSandbox,
+  type SandboxWiringStep,
+} from "./sandbox-setup";
 
 type ManagedSettings = BackendSettings & { teamScopedToken: string; teamSlug: string };
 
@@ -45,12 +52,17 @@ function managedProvision(settings: ManagedSettings, project: Project): Provisio
     );
 }
 
+/** What enable answers: the connected state, plus the sandbox steps it had to finish on a project connected without them. */
+export type EnableResult = ConnectedState & { completedSandboxSteps?: SandboxWiringStep[] };
+
 /**
  * POST /api/cloud/enable (spec 4.1): provisions a managed backend for the project and sets up its
- * sandbox, exactly once; an already connected project answers its stored state. A layout with
- * its own Convex provider that cannot be kept is refused (409) before anything starts.
+ * sandbox, exactly once. An already connected project answers its stored state; when its sandbox
+ * lacks the wiring (connected by managed connect, which skips the sandbox) the sandbox steps are
+ * finished and reported. A layout with its own Convex provider that cannot be kept is refused
+ * (409) before anything starts.
  */
-export async function enableCloudBackend(project: Project, options: RunnerOptions = {}): Promise<ConnectedState> {
+export async function enableCloudBackend(project: Project, options: RunnerOptions = {}): Promise<EnableResult> {
   const settings = requireManagedSettings();
   const sandbox = await connectProjectSandbox(project);
   if (project.backendProject?.kind !== "connected") await checkLayoutBeforeEnable(sandbox);
@@ -58,7 +70,7 @@ export async function enableCloudBackend(project: Project, options: RunnerOption
   if (project.backendProject?.kind === "connected" && (await migrateLegacyBackendNames(sandbox))) {
     await restartAppDevServer(sandbox).catch((error: unknown) => log.warn("app dev server restart after the name migration failed", { error }));
   }
-  return runProvisioning(
+  const state = await runProvisioning(
     await getStore(),
     {
       projectId: project.id,
@@ -70,6 +82,14 @@ export async function enableCloudBackend(project: Project, options: RunnerOption
     },
     options,
   );
+  // Also after this run: it may have waited for a concurrent managed connect instead of running.
+  const credentials = await getBackendCredentials(project.id);
+  if (!credentials) return state;
+  const { completed, warnings } = await completeSandboxWiring(sandbox, project.id, credentials);
+  if (completed.length === 0) return state;
+  log.info("enable finished the sandbox wiring of a connected project", { projectId: project.id, completed });
+  const warningMessage = [state.warningMessage, ...warnings].filter(Boolean).join(" ");
+  return { ...state, ...(warningMessage && { warningMessage }), completedSandboxSteps: completed };
 }
 
 /** POST /api/backend/managed/connect: the same provisioning without touching the sandbox. */

@@ -1,23 +1,30 @@
-import { ROOT_LAYOUT_CANDIDATES } from "@/lib/app-names";
+import { parseEnv } from "node:util";
+import { BACKEND_PACKAGE, BACKEND_URL_VARIABLE, ROOT_LAYOUT_CANDIDATES } from "@/lib/app-names";
 import { getBackendTemplateFiles, injectBackendWrapper, InjectionError } from "@/lib/injection";
 import { log } from "@/lib/log";
 import { APP_DIR, restartAppDevServer, type Sandbox } from "@/lib/sandbox";
 import { startBackendDevServer } from "./backend-dev-server";
 import { ensureBackendPackage } from "./backend-package";
-import { writeBackendUrlToEnvFile } from "./env-file";
+import { DEFAULT_ENV_FILE, writeBackendUrlToEnvFile } from "./env-file";
 import { commitAll } from "./git";
 import { migrateLegacyBackendNames } from "./legacy-names";
 
 /** Warnings are shown to the user on the connected state; they never carry secrets. */
 export type Warnings = string[];
 
-/** Creates the template files that are missing; an existing file is the user's code and is kept. */
-async function writeMissingTemplateFiles(sandbox: Sandbox): Promise<void> {
+/** The template files the sandbox lacks, as writes. */
+async function missingTemplateFiles(sandbox: Sandbox): Promise<{ path: string; data: string }[]> {
   const missing = [];
   for (const file of getBackendTemplateFiles()) {
     const target = `${APP_DIR}/${file.path}`;
     if (!(await sandbox.files.exists(target))) missing.push({ path: target, data: file.content });
   }
+  return missing;
+}
+
+/** Creates the template files that are missing; an existing file is the user's code and is kept. */
+async function writeMissingTemplateFiles(sandbox: Sandbox): Promise<void> {
+  const missing = await missingTemplateFiles(sandbox);
   if (missing.length > 0) await sandbox.files.write(missing);
 }
 
@@ -102,4 +109,63 @@ export async function finishSandboxSetup(
     nonFatal("Starting the backend dev server", () => startBackendDevServer(sandbox, projectId, backend)),
   ]);
   return outcomes.flat();
+}
+
+/** A piece of the sandbox wiring enable sets up (spec 4.1 steps 1, 2, 5 and the dependency). */
+export type SandboxWiringStep = "backend_files" | "layout_wrapper" | "backend_package" | "backend_url";
+
+async function layoutNeedsWrapper(sandbox: Sandbox): Promise<boolean> {
+  const layout = await findRootLayout(sandbox);
+  if (!layout) return false;
+  try {
+    return injectBackendWrapper(await sandbox.files.read(`${APP_DIR}/${layout}`), layout).changed;
+  } catch (error) {
+    // A layout the injector cannot edit stays a warning of the first enable, not a missing step.
+    if (error instanceof InjectionError) return false;
+    throw error;
+  }
+}
+
+async function declaresBackendPackage(sandbox: Sandbox): Promise<boolean> {
+  try {
+    const manifest = JSON.parse(await sandbox.files.read(`${APP_DIR}/package.json`)) as Record<string, Record<string, string> | undefined>;
+    return Boolean(manifest.dependencies?.[BACKEND_PACKAGE] ?? manifest.devDependencies?.[BACKEND_PACKAGE]);
+  } catch {
+    // Unreadable JSON: the package step reports it as a warning.
+    return false;
+  }
+}
+
+async function envFilePointsAt(sandbox: Sandbox, deploymentUrl: string): Promise<boolean> {
+  if (!(await sandbox.files.exists(DEFAULT_ENV_FILE))) return false;
+  return parseEnv(await sandbox.files.read(DEFAULT_ENV_FILE))[BACKEND_URL_VARIABLE] === deploymentUrl;
+}
+
+/** Which pieces of a connected project's sandbox wiring are missing (e.g. after managed connect, which skips the sandbox). */
+export async function missingSandboxWiring(sandbox: Sandbox, deploymentUrl: string): Promise<SandboxWiringStep[]> {
+  const checks: [SandboxWiringStep, () => Promise<boolean>][] = [
+    ["backend_files", async () => (await missingTemplateFiles(sandbox)).length > 0],
+    ["layout_wrapper", () => layoutNeedsWrapper(sandbox)],
+    ["backend_package", async () => !(await declaresBackendPackage(sandbox))],
+    ["backend_url", async () => !(await envFilePointsAt(sandbox, deploymentUrl))],
+  ];
+  const missing: SandboxWiringStep[] = [];
+  for (const [step, isMissing] of checks) if (await isMissing()) missing.push(step);
+  return missing;
+}
+
+/**
+ * Finishes the sandbox steps of a connected project whose sandbox lacks (part of) the wiring: the
+ * same idempotent steps as a first enable, run only when something is missing. Returns what was
+ * missing (now set up) and the steps' warnings; nothing when the wiring is complete.
+ */
+export async function completeSandboxWiring(
+  sandbox: Sandbox,
+  projectId: string,
+  backend: { deploymentUrl: string; adminKey: string },
+): Promise<{ completed: SandboxWiringStep[]; warnings: Warnings }> {
+  const completed = await missingSandboxWiring(sandbox, backend.deploymentUrl);
+  if (completed.length === 0) return { completed, warnings: [] };
+  const warnings = [...(await injectBackendIntoSandbox(sandbox)), ...(await finishSandboxSetup(sandbox, projectId, backend))];
+  return { completed, warnings };
 }

@@ -41,6 +41,8 @@ const envSchema = z.object({
   // Store
   DATABASE_URL: optionalString,
   SECRETS_KEY: optionalString,
+  /** API token the CLIs (`npm run bundle`, `npm run cleanup`) send to a running server holding the embedded database. */
+  CLI_API_TOKEN: optionalString,
 
   // Caller authentication
   SUPABASE_JWT_SECRET: optionalString,

@@ -1,5 +1,7 @@
+import fs from "node:fs/promises";
 import type { Browser } from "puppeteer-core";
 import { log } from "@/lib/log";
+import { BrowserUnavailableError } from "./errors";
 
 /** Flags for a headless Chromium on a closed network, run as root inside a container. */
 export const CHROMIUM_ARGS = [
@@ -30,17 +32,25 @@ export function createBrowserPool(executablePath: string): BrowserPool {
   let closing = false;
 
   const launch = async (): Promise<Browser> => {
+    // A missing browser is the operator's to fix, not an internal error: say how.
+    await fs.access(executablePath, fs.constants.X_OK).catch((error: NodeJS.ErrnoException) => {
+      throw new BrowserUnavailableError(executablePath, error.code === "ENOENT" ? "no such file" : "not executable", { cause: error });
+    });
     const puppeteer = await import("puppeteer-core");
     launches += 1;
-    const browser = await puppeteer.launch({
-      executablePath,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      // The pool owns the process lifetime; do not let puppeteer hook the server's signals.
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    });
+    const browser = await puppeteer
+      .launch({
+        executablePath,
+        headless: true,
+        args: CHROMIUM_ARGS,
+        // The pool owns the process lifetime; do not let puppeteer hook the server's signals.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      })
+      .catch((error: Error) => {
+        throw new BrowserUnavailableError(executablePath, error.message.split("\n")[0], { cause: error });
+      });
     browser.once("disconnected", () => {
       if (closing) return;
       log.warn("screenshot browser disconnected; the next job relaunches it");

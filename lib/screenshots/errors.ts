@@ -15,3 +15,17 @@ export class PreviewUnreachableError extends AppError {
     this.name = "PreviewUnreachableError";
   }
 }
+
+/** Thrown when no Chromium can be launched: CHROMIUM_PATH names no executable, or the launch failed. */
+export class BrowserUnavailableError extends AppError {
+  constructor(executablePath: string, detail: string, options?: { cause?: unknown }) {
+    super(
+      503,
+      "browser_unavailable",
+      `Screenshots need Chromium, which could not be started from ${executablePath} (${detail}). ` +
+        "Install it (e.g. `apt-get install chromium`) or set CHROMIUM_PATH to a Chromium or Chrome executable, then retry.",
+      options,
+    );
+    this.name = "BrowserUnavailableError";
+  }
+}

@@ -3,17 +3,22 @@ import { getConfig } from "@/lib/config";
 import { createBrowserPool, type BrowserPool } from "./browser";
 import { capturePreview } from "./capture";
 
-export { ScreenshotTimeoutError, PreviewUnreachableError } from "./errors";
+export { BrowserUnavailableError, ScreenshotTimeoutError, PreviewUnreachableError } from "./errors";
 
 /** Spec 2.9 paths of a project's screenshots. */
 export const screenshotPathname = (projectId: string, kind: "mobile" | "desktop") => `screenshots/${projectId}-${kind}.png`;
 
 // One warm browser per process, shared by every route bundle.
-const holder = globalThis as typeof globalThis & { __screenshotBrowserPool?: BrowserPool };
+const holder = globalThis as typeof globalThis & { __screenshotBrowserPool?: { executablePath: string; pool: BrowserPool } };
 
+/** The process's browser pool for the configured CHROMIUM_PATH (a new pool when the configuration changed). */
 export function getBrowserPool(): BrowserPool {
-  holder.__screenshotBrowserPool ??= createBrowserPool(getConfig().CHROMIUM_PATH);
-  return holder.__screenshotBrowserPool;
+  const executablePath = getConfig().CHROMIUM_PATH;
+  if (holder.__screenshotBrowserPool?.executablePath !== executablePath) {
+    void holder.__screenshotBrowserPool?.pool.close();
+    holder.__screenshotBrowserPool = { executablePath, pool: createBrowserPool(executablePath) };
+  }
+  return holder.__screenshotBrowserPool.pool;
 }
 
 /**

@@ -2,10 +2,12 @@ import { getConfig, type Config } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
 import { closeDefaultEmulator, EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
 import { announceSignInLink } from "@/lib/session/announce";
+import { isAppError } from "@/lib/errors";
 import { currentInstance, stopInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
-import { closeStore, getStore } from "@/lib/store";
+import { closeStore, getStore, type Sql } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
+import { resumeDevServers } from "./resume";
 
 /**
  * Local mode: reopens the emulated deployments' listeners and prints the built-in team's
@@ -27,14 +29,27 @@ async function startEmulator(config: Config): Promise<void> {
   );
 }
 
+/** The store, or exit with the reason when another process holds the embedded database (a second server on one DATA_DIR). */
+async function openStoreOrExit(): Promise<Sql> {
+  try {
+    return await getStore();
+  } catch (error) {
+    if (!isAppError(error) || error.code !== "database_locked") throw error;
+    console.error(`\n  Not starting: ${error.message}\n`);
+    process.exit(1);
+  }
+}
+
 /**
- * Server start: open and migrate the store, register this boot of the instance (so runs its
- * previous boot left are taken over at once), seed the demo on first start, start the local
- * emulator and the app toolchain install, close on shutdown.
+ * Server start: open and migrate the store (refused while another process holds its embedded
+ * database), register this boot of the instance (so runs its previous boot left are taken over
+ * at once), seed the demo on first start, start the local emulator and the app toolchain
+ * install, close on shutdown. Then, in the background, resume the dev servers of every project
+ * that served a preview.
  */
 export async function startServer(): Promise<void> {
   const config = getConfig();
-  const db = await getStore();
+  const db = await openStoreOrExit();
   const instance = await currentInstance(db);
   log.info("store ready", { store: db.kind, instanceId: instance.instanceId });
   if (config.SEED_DEMO) {
@@ -65,4 +80,6 @@ export async function startServer(): Promise<void> {
   };
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);
+  // Not awaited: health answers at once while the previews come back.
+  void resumeDevServers(db).catch((error: unknown) => log.error("resuming dev servers failed", { error }));
 }

@@ -6,12 +6,19 @@ import { openPostgres } from "./postgres";
 import type { Sql } from "./sql";
 
 export type { Sql, SqlExecutor, QueryResult } from "./sql";
+export { DatabaseLockedError, readDatabaseLock, type DatabaseLockHolder } from "./lock";
 
-/** Opens the configured store and applies pending migrations. */
-export async function openStore(options: { databaseUrl?: string; dataDir: string }): Promise<Sql> {
+/** The embedded database's directory under DATA_DIR. */
+export const pgliteDirOf = (dataDir: string) => path.join(dataDir, "pglite");
+
+/**
+ * Opens the configured store and applies pending migrations. The embedded database is locked
+ * for this process (one writer); `baseUrl` is recorded in the lock for refused CLIs.
+ */
+export async function openStore(options: { databaseUrl?: string; dataDir: string; baseUrl?: string }): Promise<Sql> {
   const sql = options.databaseUrl
     ? await openPostgres(options.databaseUrl)
-    : await openPglite(path.join(options.dataDir, "pglite"));
+    : await openPglite(pgliteDirOf(options.dataDir), { baseUrl: options.baseUrl });
   try {
     await migrate(sql);
   } catch (error) {
@@ -32,7 +39,7 @@ export function getStore(): Promise<Sql> {
   }
   if (!holder.__appStore) {
     const config = getConfig();
-    holder.__appStore = openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+    holder.__appStore = openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, baseUrl: config.PUBLIC_BASE_URL });
     holder.__appStore.catch(() => {
       holder.__appStore = undefined;
     });

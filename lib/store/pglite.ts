@@ -1,5 +1,6 @@
 import fs from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
+import { lockDatabaseDirectory } from "./lock";
 import { INT8_OID, type Sql, type SqlExecutor } from "./sql";
 
 type Queryable = Pick<PGlite, "query" | "exec">;
@@ -17,14 +18,38 @@ function executor(db: Queryable): SqlExecutor {
   };
 }
 
-/** Embedded PostgreSQL (WASM) persisted in `dataDir`; `undefined` keeps it in memory. */
-export async function openPglite(dataDir: string | undefined): Promise<Sql> {
-  if (dataDir) await fs.mkdir(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir, { parsers: { [INT8_OID]: (value: string) => Number(value) } });
+/**
+ * Embedded PostgreSQL (WASM) persisted in `dataDir`; `undefined` keeps it in memory. Two
+ * processes on one directory lose writes, so a persisted one is locked for this process (see
+ * lock.ts; `baseUrl` tells a refused CLI where the holder's API is) until closed.
+ */
+export async function openPglite(dataDir: string | undefined, options: { baseUrl?: string } = {}): Promise<Sql> {
+  if (!dataDir) return wrap(await createPglite(undefined), async () => undefined);
+  await fs.mkdir(dataDir, { recursive: true });
+  const release = await lockDatabaseDirectory(dataDir, options.baseUrl);
+  try {
+    return wrap(await createPglite(dataDir), release);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+function createPglite(dataDir: string | undefined): Promise<PGlite> {
+  return PGlite.create(dataDir, { parsers: { [INT8_OID]: (value: string) => Number(value) } });
+}
+
+function wrap(db: PGlite, release: () => Promise<void>): Sql {
   return {
     kind: "pglite",
     ...executor(db),
     transaction: (fn) => db.transaction((tx) => fn(executor(tx))),
-    close: () => db.close(),
+    close: async () => {
+      try {
+        await db.close();
+      } finally {
+        await release();
+      }
+    },
   };
 }

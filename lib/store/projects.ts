@@ -106,3 +106,11 @@ export async function deleteProject(db: SqlExecutor, id: string): Promise<void> 
   if (!isUuid(id)) return;
   await db.query("delete from projects where id = $1", [id]);
 }
+
+/** Projects whose sandbox serves a preview (their dev servers are resumed when the service starts), oldest first. */
+export async function listProjectsWithPreview(db: SqlExecutor): Promise<Project[]> {
+  const { rows } = await db.query<ProjectRow>(
+    "select * from projects where sandbox_id is not null and preview_url is not null order by created_at, id",
+  );
+  return rows.map(toProject);
+}

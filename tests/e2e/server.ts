@@ -24,6 +24,8 @@ export interface ProductServer {
   /** Everything the server printed so far. */
   output(): string;
   stop(): Promise<void>;
+  /** SIGKILLs the server's process group (a crash); its DATA_DIR is kept for a restart. */
+  kill(): Promise<void>;
 }
 
 async function freePort(): Promise<number> {
@@ -47,12 +49,18 @@ async function stopProcessGroup(child: ChildProcess): Promise<void> {
  * Starts the product the way `npm start` does (scripts/start.mjs: builds when `.next` is missing
  * or older than the sources, then `next start`) on embedded defaults: a fresh DATA_DIR, a free
  * port, no product configuration besides `env`. Resolves once the server printed its sign-in link
- * and answers /api/health.
+ * and answers /api/health. A restart passes the previous server's `dataDir` and `port` (kept on stop).
  */
-export async function startProductServer(options: { env?: Record<string, string>; timeoutMs: number }): Promise<ProductServer> {
-  const port = await freePort();
+export async function startProductServer(options: {
+  env?: Record<string, string>;
+  timeoutMs: number;
+  dataDir?: string;
+  port?: number;
+}): Promise<ProductServer> {
+  const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-e2e-data-"));
+  const ownsDataDir = !options.dataDir;
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "cbs-e2e-data-"));
   const env: Record<string, string> = {};
   for (const name of PASSED_THROUGH) if (process.env[name]) env[name] = process.env[name]!;
   Object.assign(env, { PORT: String(port), PUBLIC_BASE_URL: baseUrl, DATA_DIR: dataDir, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, options.env);
@@ -88,7 +96,13 @@ export async function startProductServer(options: { env?: Record<string, string>
       await stopProcessGroup(child);
       fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
       fs.writeFileSync(LOG_FILE, output);
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (ownsDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid!, "SIGKILL");
+      await exited;
     },
   };
   try {

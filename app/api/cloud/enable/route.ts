@@ -13,5 +13,11 @@ export const POST = route(async (request) => {
   requireManagedSettings();
   const project = await requireOwnedProject(user, projectId);
   const state = await enableCloudBackend(project);
-  return Response.json({ success: true, deploymentUrl: state.deploymentUrl });
+  // `completedSandboxSteps` only when enable had to finish the sandbox of a connected project.
+  const { deploymentUrl, completedSandboxSteps, warningMessage } = state;
+  return Response.json({
+    success: true,
+    deploymentUrl,
+    ...(completedSandboxSteps && { completedSandboxSteps, ...(warningMessage && { warningMessage }) }),
+  });
 });

@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { requireProjectOwner } from "@/lib/auth";
+import { getBlobStore } from "@/lib/blob";
+import { cleanupBundles } from "@/lib/bundles/cleanup";
+import { parseJsonBody, route } from "@/lib/http";
+
+export const dynamic = "force-dynamic";
+export const runtime = "nodejs";
+
+const cleanupBody = z.object({
+  keep: z.number().int().min(0).optional(),
+  maxAgeDays: z.number().int().min(0).optional(),
+  dryRun: z.boolean().optional(),
+});
+
+/**
+ * POST /api/projects/<id>/bundles/cleanup (owner only): deletes the project's old bundle commits
+ * (spec 8 defaults: keep 5, delete older than 30 days) → the cleanup summary. `npm run cleanup`
+ * calls it when a server holds the embedded database.
+ */
+export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
+  const { project } = await requireProjectOwner(request, (await params).id);
+  const options = await parseJsonBody(request, cleanupBody);
+  return Response.json(await cleanupBundles(getBlobStore(), [project.id], options));
+});

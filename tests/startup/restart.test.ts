@@ -1,0 +1,114 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startProductServer, type ProductServer } from "../e2e/server";
+
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+/** The first start may build the app (`next build`) on a loaded machine. */
+const START_TIMEOUT_MS = 10 * 60_000;
+/** Issue 15: after a restart, previews and backend dev servers run again within this. */
+const RESUME_WITHIN_MS = 30_000;
+
+let server: ProductServer;
+let restarted: ProductServer | undefined;
+let token: string;
+let projectId: string;
+
+async function api<T>(base: ProductServer, method: "GET" | "POST", pathname: string, body?: object): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base.baseUrl}${pathname}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body && { "content-type": "application/json" }) },
+    body: body && JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** Runs `npm run <script>` beside the server, on its DATA_DIR, as an operator would. */
+function runNpmScript(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: server.dataDir, PUBLIC_BASE_URL: server.baseUrl, LOG_LEVEL: "silent", ...env };
+  delete childEnv.CLI_API_TOKEN;
+  Object.assign(childEnv, env);
+  const child = spawn("npm", ["run", "--silent", script, "--", ...args], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+/** Polls `check` every 250 ms until it holds or `timeoutMs` passed; answers how long it took. */
+async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await check().catch(() => false)) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** Whether the preview answers 200; a refused connection is `false`. */
+const previewAnswers = (previewUrl: string) =>
+  fetch(previewUrl, { signal: AbortSignal.timeout(5_000) }).then((response) => response.status === 200, () => false);
+const backendDevServerRuns = async (base: ProductServer) =>
+  (await api<{ devServer: string }>(base, "GET", `/api/backend/status?projectId=${projectId}`)).body.devServer === "running";
+
+beforeAll(async () => {
+  server = await startProductServer({ timeoutMs: START_TIMEOUT_MS });
+  token = /API token \(shown only now, keep it\):\s+(\S+)/.exec(server.output())![1];
+  projectId = /Demo project: (\S+)/.exec(server.output())![1];
+  // The demo project gets its sandbox, preview and backend (both dev servers running).
+  const enabled = await api<{ success: boolean }>(server, "POST", "/api/cloud/enable", { projectId });
+  expect(enabled).toMatchObject({ status: 200, body: { success: true } });
+}, START_TIMEOUT_MS + 300_000);
+
+afterAll(async () => {
+  await restarted?.stop();
+  await server?.stop();
+});
+
+describe("a CLI and a second server beside a running server (one writer per embedded database)", () => {
+  it("runs npm run bundle through the server's API; the server serves the bundle at its PUBLIC_BASE_URL", async () => {
+    const refused = await runNpmScript("bundle", ["--project", projectId], {});
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("set CLI_API_TOKEN");
+
+    const run = await runNpmScript("bundle", ["--project", projectId], { CLI_API_TOKEN: token });
+    expect(run.code, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+    expect(result).toMatchObject({ success: true, bundleUrl: expect.stringMatching(/\/ios\/index\.js$/) });
+    for (const url of [result.bundleUrl, result.manifestUrl]) {
+      expect(url.startsWith(`${server.baseUrl}/blob/bundles/${projectId}/`)).toBe(true);
+      const response = await fetch(url);
+      expect(response.status).toBe(200);
+      expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    }
+
+    const cleanup = await runNpmScript("cleanup", ["--all", "--dry-run"], { CLI_API_TOKEN: token });
+    expect(cleanup.code, cleanup.stderr).toBe(0);
+    expect(cleanup.stdout).toMatch(/1 project\(s\): kept 1 commit\(s\), would delete 0 commit\(s\)/);
+  });
+
+  it("refuses a second server on the same DATA_DIR, naming the holder", async () => {
+    const second = startProductServer({ dataDir: server.dataDir, timeoutMs: START_TIMEOUT_MS });
+    await expect(second).rejects.toThrow(/Not starting: The embedded database is in use by another process \(pid \d+/);
+    expect((await fetch(`${server.baseUrl}/api/health`)).status).toBe(200);
+  });
+});
+
+describe("server restart after SIGKILL", () => {
+  it("brings previews and backend dev servers back by itself", async () => {
+    const { body: project } = await api<{ previewUrl: string }>(server, "GET", `/api/projects/${projectId}`);
+    expect(await previewAnswers(project.previewUrl)).toBe(true);
+    expect(await backendDevServerRuns(server)).toBe(true);
+
+    await server.kill();
+    // The dev servers died with it.
+    await waitFor("the preview to go down", 60_000, async () => !(await previewAnswers(project.previewUrl)));
+
+    restarted = await startProductServer({ dataDir: server.dataDir, port: Number(new URL(server.baseUrl).port), timeoutMs: START_TIMEOUT_MS });
+    // Nobody opens the dashboard or the preview: the server resumes both on its own.
+    const previewMs = await waitFor("the preview to come back", RESUME_WITHIN_MS, () => previewAnswers(project.previewUrl));
+    const backendMs = await waitFor("the backend dev server to come back", RESUME_WITHIN_MS, () => backendDevServerRuns(restarted!));
+    console.log(`resumed after the restarted server answered health: preview ${previewMs} ms, backend dev server +${backendMs} ms`);
+  }, 600_000);
+});
