@@ -6,6 +6,15 @@ import { callApi, messageOf } from "./api";
 
 type Connected = Extract<BackendProjectState, { kind: "connected" }>;
 type DevServer = "running" | "stopped";
+type BackendStatus = { devServer: DevServer; missingSandboxWiring: string[] };
+
+/** What each missing piece of the app's wiring means to a person. */
+const WIRING_LABELS: Record<string, string> = {
+  backend_files: "the convex/ folder",
+  layout_wrapper: "the provider in app/_layout.tsx",
+  backend_package: "the convex package",
+  backend_url: "EXPO_PUBLIC_CONVEX_URL in .env.local",
+};
 
 export interface ConnectedDetailsProps {
   projectId: string;
@@ -18,6 +27,7 @@ export interface ConnectedDetailsProps {
 /** A connected backend: where it lives, its dev server, and disconnecting. */
 export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnected }: ConnectedDetailsProps) {
   const [devServer, setDevServer] = useState<DevServer | null>(null);
+  const [missingWiring, setMissingWiring] = useState<string[]>([]);
   const [confirming, setConfirming] = useState(false);
   const [deleteBackendProject, setDeleteBackendProject] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -25,8 +35,12 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
 
   useEffect(() => {
     let cancelled = false;
-    callApi<{ devServer: DevServer }>(`/api/backend/status?projectId=${encodeURIComponent(projectId)}`).then(
-      (status) => !cancelled && setDevServer(status.devServer),
+    callApi<BackendStatus>(`/api/backend/status?projectId=${encodeURIComponent(projectId)}`).then(
+      (status) => {
+        if (cancelled) return;
+        setDevServer(status.devServer);
+        setMissingWiring(status.missingSandboxWiring);
+      },
       // Without a status answer the line is simply not shown.
       () => undefined,
     );
@@ -50,6 +64,14 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
   const startDevServer = () =>
     act(async () => {
       await callApi("/api/backend/dev/start", { json: { projectId } });
+      setDevServer("running");
+    });
+
+  // Enable on a connected project finishes exactly the missing pieces, then everything runs.
+  const finishSetup = () =>
+    act(async () => {
+      await callApi("/api/cloud/enable", { json: { projectId } });
+      setMissingWiring([]);
       setDevServer("running");
     });
 
@@ -102,6 +124,19 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
         )}
       </dl>
       {state.warningMessage && <p className="warning">{state.warningMessage}</p>}
+      {missingWiring.length > 0 && (
+        <div className="warning stack" data-testid="missing-wiring">
+          <p>
+            The app is not set up for this backend yet: it lacks{" "}
+            {missingWiring.map((step) => WIRING_LABELS[step] ?? step).join(", ")}.
+          </p>
+          <div className="row">
+            <button type="button" className="primary" onClick={finishSetup} disabled={busy}>
+              {busy ? "Setting up…" : "Set up the app"}
+            </button>
+          </div>
+        </div>
+      )}
 
       {confirming ? (
         <div className="confirm stack">

@@ -8,6 +8,7 @@ import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
 import { migrateLegacyBackendNames } from "./legacy-names";
+import { afterSandboxStart } from "./restore";
 import { getBackendCredentials } from "./credentials";
 import {
   checkLayoutBeforeEnable,
@@ -31,9 +32,14 @@ export function requireManagedSettings(): ManagedSettings {
   return settings;
 }
 
-/** The project's sandbox, created on first use when the project has none yet. */
+/**
+ * The project's sandbox, created on first use when the project has none yet. A new sandbox gets
+ * what a restarted one gets (recorded assets, the backend URL, the backend dev server).
+ */
 export async function connectProjectSandbox(project: Project): Promise<Sandbox> {
-  return ensureProjectSandbox(await getStore(), project);
+  const sandbox = await ensureProjectSandbox(await getStore(), project);
+  if (!project.sandboxId) await afterSandboxStart(sandbox, project);
+  return sandbox;
 }
 
 /** The sandbox half of a provisioning plan, shared by enable and the OAuth callback. */

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as connectRoute } from "@/app/api/backend/managed/connect/route";
 import { POST as disconnectRoute } from "@/app/api/backend/managed/disconnect/route";
+import { GET as statusRoute } from "@/app/api/backend/status/route";
 import { POST as enableRoute } from "@/app/api/cloud/enable/route";
 import { BACKEND_PACKAGE_RANGE } from "@/lib/app-names";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { missingSandboxWiring } from "@/lib/cloud/sandbox-setup";
-import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole, getAppPreviewUrl } from "@/lib/sandbox";
+import { createProject } from "@/lib/projects";
+import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole, getAppPreviewUrl, getSandboxProvider } from "@/lib/sandbox";
 import { getLatestOperation } from "@/lib/store/operations";
+import { getProject } from "@/lib/store/projects";
 import { startCloudFixture, type CloudFixture } from "./fixture";
 
 let fx: CloudFixture;
@@ -31,6 +34,12 @@ async function entryBundle(previewUrl: string): Promise<string> {
   return response.text();
 }
 
+/** What the dashboard reads to offer "Set up the app". */
+async function missingWiringReported(projectId: string): Promise<string[]> {
+  const response = await statusRoute(new Request(`http://localhost/api/backend/status?projectId=${projectId}`, { headers: fx.owner.headers }), undefined);
+  return (await response.json()).missingSandboxWiring;
+}
+
 beforeAll(async () => {
   fx = await startCloudFixture();
 });
@@ -44,6 +53,7 @@ describe("enable on a project connected without the sandbox wiring", () => {
     const connected = await (await post(connectRoute, "/api/backend/managed/connect", { projectId: project.id })).json();
     const sandbox = await fx.sandboxOf(project);
     expect(await missingSandboxWiring(sandbox, connected.deploymentUrl)).toEqual(["backend_files", "layout_wrapper", "backend_package", "backend_url"]);
+    expect(await missingWiringReported(project.id)).toEqual(["backend_files", "layout_wrapper", "backend_package", "backend_url"]);
     const operation = await getLatestOperation(fx.db, project.id);
 
     const response = await post(enableRoute, "/api/cloud/enable", { projectId: project.id });
@@ -70,6 +80,8 @@ describe("enable on a project connected without the sandbox wiring", () => {
     const previewUrl = await getAppPreviewUrl(sandbox);
     expect(await entryBundle(previewUrl)).toContain(connected.deploymentUrl);
 
+    expect(await missingWiringReported(project.id)).toEqual([]);
+
     // Idempotent: with the wiring complete, enable answers as for any connected project.
     const again = await post(enableRoute, "/api/cloud/enable", { projectId: project.id });
     expect(await again.json()).toEqual({ success: true, deploymentUrl: connected.deploymentUrl });
@@ -83,5 +95,27 @@ describe("enable on a project connected without the sandbox wiring", () => {
     expect(bundle).not.toContain(connected.deploymentUrl);
     expect(bundle).toContain("Welcome to your app");
     expect(bundle).toContain("BackendWrapper");
+  });
+});
+
+describe("a connected project that gets its sandbox later", () => {
+  it("gets the backend URL as a restarted sandbox would, and enable finishes the rest of the wiring", async () => {
+    const project = await createProject(fx.db, fx.owner.user.id, "sandbox later", { sandbox: false });
+    const connected = await (await post(connectRoute, "/api/backend/managed/connect", { projectId: project.id })).json();
+    expect((await getProject(fx.db, project.id))?.sandboxId).toBeNull();
+
+    // Enable creates the sandbox, which first gets what a restart restores (the URL); the app's
+    // code is new from the template, so enable then finishes the rest of the wiring.
+    const response = await post(enableRoute, "/api/cloud/enable", { projectId: project.id });
+    expect(await response.json()).toMatchObject({ success: true, completedSandboxSteps: ["backend_files", "layout_wrapper", "backend_package"] });
+    const withSandbox = (await getProject(fx.db, project.id))!;
+    const sandbox = await fx.sandboxOf(withSandbox);
+    try {
+      expect(await sandbox.files.read(`${APP_DIR}/.env.local`)).toContain(`EXPO_PUBLIC_CONVEX_URL=${connected.deploymentUrl}\n`);
+      expect(await missingWiringReported(project.id)).toEqual([]);
+      expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
+    } finally {
+      await getSandboxProvider().kill(withSandbox.sandboxId!);
+    }
   });
 });
