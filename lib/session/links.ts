@@ -43,6 +43,19 @@ export async function createSignInLink(db: SqlExecutor, userId: string, options:
 }
 
 /**
+ * Whether a sign-in link token would redeem now, without using it up: what the page a link opens
+ * (GET, which link previewers also send) checks before it shows its "Sign in" button.
+ */
+export async function isSignInLinkUsable(db: SqlExecutor, token: string): Promise<boolean> {
+  if (!token.startsWith(LINK_TOKEN_PREFIX)) return false;
+  const { rows } = await db.query(
+    "select 1 from signin_links where token_hash = $1 and used_at is null and expires_at > now()",
+    [hashApiToken(token)],
+  );
+  return rows.length > 0;
+}
+
+/**
  * Consumes a sign-in link token: the user id when the link exists, is unused and has not
  * expired; null otherwise. A single UPDATE marks it used, so two concurrent redemptions of one
  * link cannot both succeed.
