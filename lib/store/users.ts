@@ -66,14 +66,14 @@ export interface NewApiToken {
 /** Stores the SHA-256 digest of a new API token. */
 export async function insertApiToken(db: SqlExecutor, input: NewApiToken): Promise<void> {
   await db.query(
-    `insert into api_tokens (user_id, token_hash, label, expires_at, idle_timeout_seconds)
-     values ($1, $2, $3, now() + make_interval(secs => $4::double precision), $5)`,
+    `insert into api_tokens (user_id, token_hash, label, max_age_seconds, idle_timeout_seconds)
+     values ($1, $2, $3, $4, $5)`,
     [input.userId, input.tokenHash, input.label, input.maxAgeSeconds ?? null, input.idleTimeoutSeconds ?? null],
   );
 }
 
 /** The SQL condition under which an api_tokens row still works (not expired, not idle too long). */
-const TOKEN_IS_LIVE = `(expires_at is null or expires_at > now())
+const TOKEN_IS_LIVE = `(max_age_seconds is null or created_at + make_interval(secs => max_age_seconds) > now())
   and (idle_timeout_seconds is null
        or coalesce(last_used_at, created_at) + make_interval(secs => idle_timeout_seconds) > now())`;
 

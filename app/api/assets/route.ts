@@ -2,7 +2,7 @@ import { z } from "zod";
 import { readAssetManifest } from "@/lib/assets";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { connectProjectSandbox } from "@/lib/cloud/enable";
-import { parseQuery, route } from "@/lib/http";
+import { methodNotAllowed, parseQuery, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -27,3 +27,5 @@ export const GET = route(async (request) => {
   });
   return Response.json({ assets });
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

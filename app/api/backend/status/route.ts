@@ -2,7 +2,7 @@ import { z } from "zod";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { isBackendDevServerRunning } from "@/lib/cloud/backend-dev-server";
 import { connectProjectSandbox } from "@/lib/cloud/enable";
-import { parseQuery, route } from "@/lib/http";
+import { methodNotAllowed, parseQuery, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -16,3 +16,5 @@ export const GET = route(async (request) => {
   const running = project.sandboxId ? await isBackendDevServerRunning(await connectProjectSandbox(project)) : false;
   return Response.json({ backendProject: project.backendProject, devServer: running ? "running" : "stopped" });
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

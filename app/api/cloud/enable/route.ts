@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { enableCloudBackend, requireManagedSettings } from "@/lib/cloud/enable";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -15,3 +15,5 @@ export const POST = route(async (request) => {
   const state = await enableCloudBackend(project);
   return Response.json({ success: true, deploymentUrl: state.deploymentUrl });
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

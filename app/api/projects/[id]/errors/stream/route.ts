@@ -1,5 +1,5 @@
 import { requireProjectOwner } from "@/lib/auth";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { errorChannel, getRealtime } from "@/lib/realtime";
 import { createSseResponse } from "@/lib/realtime/sse";
 
@@ -15,3 +15,5 @@ export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { 
     lastEventId: request.headers.get("last-event-id"),
   });
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);
