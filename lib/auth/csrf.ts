@@ -12,3 +12,11 @@ export function isSameOriginRequest(request: Request, dashboardOrigin: string): 
   if (SAFE_METHODS.has(request.method)) return true;
   return request.headers.get("origin") === dashboardOrigin || request.headers.get("sec-fetch-site") === "same-origin";
 }
+
+let lastOrigin: { baseUrl: string; origin: string } | undefined;
+
+/** The origin of the dashboard's base URL (PUBLIC_BASE_URL), parsed once rather than per request. */
+export function originOf(baseUrl: string): string {
+  if (lastOrigin?.baseUrl !== baseUrl) lastOrigin = { baseUrl, origin: new URL(baseUrl).origin };
+  return lastOrigin.origin;
+}

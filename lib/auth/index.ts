@@ -4,7 +4,7 @@ import { getStore } from "@/lib/store";
 import { isUuid } from "@/lib/store/ids";
 import { getOwnedProject, type Project } from "@/lib/store/projects";
 import { ensureUser, findUserByTokenHash, type User } from "@/lib/store/users";
-import { isSameOriginRequest } from "./csrf";
+import { isSameOriginRequest, originOf } from "./csrf";
 import { CrossSiteRequestError, EmailInUseError } from "./errors";
 import { supabaseAuthEnabled, verifySupabaseJwt } from "./supabase";
 import { hashApiToken } from "./tokens";
@@ -44,7 +44,7 @@ export async function authenticate(request: Request): Promise<User | null> {
   const bearer = bearerToken(request);
   const token = bearer ?? cookieToken(request);
   if (!token) return null;
-  if (!bearer && !isSameOriginRequest(request, new URL(getConfig().PUBLIC_BASE_URL).origin)) throw new CrossSiteRequestError();
+  if (!bearer && !isSameOriginRequest(request, originOf(getConfig().PUBLIC_BASE_URL))) throw new CrossSiteRequestError();
   const db = await getStore();
   if (looksLikeJwt(token)) {
     if (!supabaseAuthEnabled()) return null;

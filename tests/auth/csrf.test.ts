@@ -33,7 +33,7 @@ const projectNames = async () => (await listProjects(await getStore(), user.user
 
 describe("the CSRF check of cookie-authenticated requests", () => {
   it("refuses a state change from another origin with 403 cross_site_request and changes nothing", async () => {
-    const foreign = [
+    const foreign: Record<string, string>[] = [
       { origin: "http://localhost:41000" },
       { origin: "http://localhost:41000", "sec-fetch-site": "same-site" },
       { origin: "null" },
