@@ -4,6 +4,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as catchAll from "@/app/api/[...path]/route";
 import { POST as createProjectRoute } from "@/app/api/projects/route";
 import { methodNotAllowed, parseJsonBody } from "@/lib/http";
+import { proxy } from "@/proxy";
+import { NextRequest } from "next/server";
 import { getStore } from "@/lib/store";
 import { z } from "zod";
 import { createTestUser } from "../helpers/users";
@@ -64,8 +66,8 @@ describe("wrong methods and unknown API paths", () => {
     const files = routeFiles(path.join(ROOT, "app", "api"));
     expect(files.length).toBeGreaterThan(15);
     for (const file of files) {
-      const module = (await import(file)) as Record<string, unknown>;
-      const missing = METHODS.filter((method) => typeof module[method] !== "function" && !(method === "HEAD" && typeof module.GET === "function"));
+      const handlers = (await import(file)) as Record<string, unknown>;
+      const missing = METHODS.filter((method) => typeof handlers[method] !== "function" && !(method === "HEAD" && typeof handlers.GET === "function"));
       expect({ route: path.relative(ROOT, file), missing }).toEqual({ route: path.relative(ROOT, file), missing: [] });
     }
   });
@@ -88,6 +90,19 @@ describe("wrong methods and unknown API paths", () => {
       const response = await catchAll[method](new Request(`${BASE}/api/projects/x/nope`, { method }));
       expect(response.status).toBe(404);
       if (method !== "HEAD") expect(await response.json()).toEqual({ error: { code: "route_not_found", message: "No API route at /api/projects/x/nope." } });
+    }
+  });
+});
+
+describe("paths that do not percent-decode", () => {
+  it("get the JSON 400 from the proxy; decodable ones go on to their route", async () => {
+    for (const pathname of ["/blob/%ff", "/api/projects/%ff", "/api/projects/%zz/x", "/blob/a%e2%82"]) {
+      const response = proxy(new NextRequest(`${BASE}${pathname}`));
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ error: { code: "invalid_path", message: "The URL path is not correctly percent-encoded." } });
+    }
+    for (const pathname of ["/blob/a%20b.png", "/blob/%E2%82%AC.png", "/api/projects/%41"]) {
+      expect(proxy(new NextRequest(`${BASE}${pathname}`)).headers.get("x-middleware-next")).toBe("1");
     }
   });
 });
