@@ -89,6 +89,12 @@ export async function findUserByTokenHash(db: SqlExecutor, tokenHash: string): P
   return rows[0] ? toUser(rows[0]) : null;
 }
 
+/** The user id of the oldest token with this label; null when there is none. */
+export async function findFirstTokenOwner(db: SqlExecutor, label: string): Promise<string | null> {
+  const { rows } = await db.query<{ user_id: string }>("select user_id from api_tokens where label = $1 order by created_at limit 1", [label]);
+  return rows[0]?.user_id ?? null;
+}
+
 /** Deletes the user's tokens with this label that no longer work; returns how many. */
 export async function deleteDeadApiTokens(db: SqlExecutor, userId: string, label: string): Promise<number> {
   const { rowCount } = await db.query(
