@@ -2,7 +2,7 @@
 
 import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
-import { authenticate, SESSION_COOKIE } from "@/lib/auth";
+import { authenticate, EmailInUseError, SESSION_COOKIE } from "@/lib/auth";
 import { getConfig } from "@/lib/config";
 import { endAllSessions, endSession, sessionCookie, signInWithLinkToken, startSession } from "@/lib/session";
 import { getSessionUser } from "@/lib/session/current";
@@ -20,7 +20,10 @@ export async function signInWithToken(formData: FormData): Promise<void> {
   const pasted = String(formData.get("token") ?? "").trim();
   const config = getConfig();
   const user = pasted
-    ? await authenticate(new Request(config.PUBLIC_BASE_URL, { headers: { authorization: `Bearer ${pasted}` } }))
+    ? await authenticate(new Request(config.PUBLIC_BASE_URL, { headers: { authorization: `Bearer ${pasted}` } })).catch((error: unknown) => {
+        if (error instanceof EmailInUseError) redirect("/signin?error=email");
+        throw error;
+      })
     : null;
   if (!user) redirect("/signin?error=token");
   const jar = await cookies();
