@@ -29,7 +29,7 @@ function measure(name: string, check: () => boolean): void {
   }
   perCall.sort((a, b) => a - b);
   const at = (q: number) => perCall[Math.min(perCall.length - 1, Math.floor(q * perCall.length))];
-  console.log(`${name.padEnd(62)} p50 ${at(0.5).toFixed(0).padStart(5)} ns  p99 ${at(0.99).toFixed(0).padStart(5)} ns  (${accepted > 0 ? "accepted" : "refused"})`);
+  console.log(`${name.padEnd(68)} p50 ${at(0.5).toFixed(0).padStart(5)} ns  p99 ${at(0.99).toFixed(0).padStart(5)} ns  (${accepted > 0 ? "accepted" : "refused"})`);
 }
 
 console.log(`CSRF check, ${batches} batches × ${callsPerBatch} calls, node ${process.version}`);
