@@ -5,7 +5,7 @@ import path from "node:path";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const buildId = path.join(root, ".next", "BUILD_ID");
-const sources = ["app", "lib", "templates", "supabase", "instrumentation.ts", "next.config.ts", "package.json", "tsconfig.json"];
+const sources = ["app", "lib", "templates", "supabase", "instrumentation.ts", "proxy.ts", "next.config.ts", "package.json", "tsconfig.json"];
 
 function newestMtime(entry) {
   const stat = fs.statSync(entry, { throwIfNoEntry: false });

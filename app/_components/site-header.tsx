@@ -1,7 +1,7 @@
 import Link from "next/link";
-import { signOut } from "@/app/signin/actions";
+import { signOut, signOutEverywhere } from "@/app/signin/actions";
 
-/** Top bar of the signed-in dashboard: product name, the user, sign-out. */
+/** Top bar of the signed-in dashboard: product name, the user, sign-out (this browser or every one). */
 export function SiteHeader({ userName }: { userName: string }) {
   return (
     <header className="site-header">
@@ -12,6 +12,9 @@ export function SiteHeader({ userName }: { userName: string }) {
         <span className="muted">{userName}</span>
         <button type="submit" className="link-button">
           Sign out
+        </button>
+        <button type="submit" formAction={signOutEverywhere} className="link-button">
+          Sign out everywhere
         </button>
       </form>
     </header>

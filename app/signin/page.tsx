@@ -8,6 +8,7 @@ export const metadata = { title: "Sign in · Cloud backend service" };
 const ERRORS: Record<string, string> = {
   link: "That sign-in link was already used or has expired. Restart the server for a new one, or paste a token.",
   token: "That token is not valid.",
+  email: "Another account of this service already uses that Supabase account's email address. Sign in with that account's API token.",
 };
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {

@@ -11,6 +11,13 @@ import { MalformedUploadError, UploadTooLargeError } from "./errors";
 export const MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 /** Room for part headers and the small fields next to the file when checking Content-Length. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+/**
+ * How much of a refused body is still read and discarded rather than cancelled. Cancelling a
+ * request body whose last bytes already arrived makes Node's fetch close the cancelled stream
+ * again ("ReadableStream is already closed", an uncaughtException); a body that passed the
+ * Content-Length check has at most the multipart overhead left when its file crosses the limit.
+ */
+const DISCARD_BEFORE_CANCEL_BYTES = 2 * MULTIPART_OVERHEAD_BYTES;
 
 export interface ReceiveOptions {
   /** Name of the multipart field that carries the file. */
@@ -132,10 +139,27 @@ async function parseForm(request: Request, options: ReceiveOptions, spoolPath: s
     // Stop reading the request and let the spool file close before the caller deletes it. Both
     // ends of the spool pipeline are destroyed: Node 20's pipeline does not always settle when
     // only a paused source is.
-    source.destroy();
+    source.unpipe(parser);
     fileStream?.destroy();
     sink?.destroy();
+    await discardRest(source, DISCARD_BEFORE_CANCEL_BYTES);
     await spooling.catch(() => undefined);
     throw error;
   }
+}
+
+/** Reads and drops what is left of `source` when that is at most `maxBytes`; otherwise cancels it. */
+async function discardRest(source: Readable, maxBytes: number): Promise<void> {
+  if (source.readableEnded || source.destroyed) return;
+  let discarded = 0;
+  await new Promise<void>((resolve) => {
+    source.on("data", (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > maxBytes) source.destroy();
+    });
+    source.once("end", resolve);
+    source.once("close", resolve);
+    source.once("error", resolve);
+    source.resume();
+  });
 }

@@ -1,11 +1,16 @@
+import { getConfig } from "@/lib/config";
 import { NotFoundError, UnauthorizedError } from "@/lib/errors";
 import { getStore } from "@/lib/store";
 import { isUuid } from "@/lib/store/ids";
 import { getOwnedProject, type Project } from "@/lib/store/projects";
 import { ensureUser, findUserByTokenHash, type User } from "@/lib/store/users";
+import { isSameOriginRequest, originOf } from "./csrf";
+import { CrossSiteRequestError, EmailInUseError } from "./errors";
 import { supabaseAuthEnabled, verifySupabaseJwt } from "./supabase";
 import { hashApiToken } from "./tokens";
 
+export { isSameOriginRequest } from "./csrf";
+export { CrossSiteRequestError, EmailInUseError } from "./errors";
 export { generateApiToken, hashApiToken } from "./tokens";
 
 /** Name of the dashboard session cookie; its value is an API token of the user. */
@@ -29,16 +34,25 @@ function cookieToken(request: Request): string | null {
 
 const looksLikeJwt = (token: string) => token.split(".").length === 3;
 
-/** The calling user, from a bearer API token, the session cookie, or a Supabase Auth JWT. */
+/**
+ * The calling user, from a bearer API token, the session cookie, or a Supabase Auth JWT. A
+ * cookie-authenticated request that changes state must come from the dashboard's own origin
+ * ({@link CrossSiteRequestError}, 403); bearer callers are not browsers acting on their own.
+ * A Supabase user whose email belongs to another user is refused ({@link EmailInUseError}, 409).
+ */
 export async function authenticate(request: Request): Promise<User | null> {
-  const token = bearerToken(request) ?? cookieToken(request);
+  const bearer = bearerToken(request);
+  const token = bearer ?? cookieToken(request);
   if (!token) return null;
+  if (!bearer && !isSameOriginRequest(request, originOf(getConfig().PUBLIC_BASE_URL))) throw new CrossSiteRequestError();
   const db = await getStore();
   if (looksLikeJwt(token)) {
     if (!supabaseAuthEnabled()) return null;
     const identity = await verifySupabaseJwt(token);
     if (!identity || !isUuid(identity.id)) return null;
-    return ensureUser(db, { id: identity.id, email: identity.email, name: identity.email ?? "Supabase user" });
+    const user = await ensureUser(db, { id: identity.id, email: identity.email, name: identity.email ?? "Supabase user" });
+    if (!user) throw new EmailInUseError();
+    return user;
   }
   return findUserByTokenHash(db, hashApiToken(token));
 }

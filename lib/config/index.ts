@@ -47,6 +47,10 @@ const envSchema = z.object({
   // Caller authentication
   SUPABASE_JWT_SECRET: optionalString,
   SUPABASE_JWKS_URL: url,
+  /** Dashboard sessions end this long after sign-in, whatever happens. */
+  SESSION_MAX_AGE_HOURS: integer(720, 1),
+  /** Dashboard sessions end after this long without a request. */
+  SESSION_IDLE_MINUTES: integer(10_080, 1),
   /** Disables seeding the demo user and project on first start. */
   SEED_DEMO: booleanFlag(true),
 

@@ -1,6 +1,9 @@
 import { z } from "zod";
-import { BadRequestError, isAppError } from "@/lib/errors";
+import { AppError, BadRequestError, isAppError } from "@/lib/errors";
 import { log } from "@/lib/log";
+
+export { isCrossSiteNavigation, reenterResponse } from "./reenter";
+export { methodNotAllowed, notFoundResponse, type HttpMethod } from "./methods";
 
 /** The product's one error body shape: `{ error: { code, message } }`. */
 export function jsonError(status: number, code: string, message: string, headers?: HeadersInit): Response {
@@ -33,13 +36,40 @@ export function route<Ctx = unknown>(handler: Handler<Ctx>): Handler<Ctx> {
   };
 }
 
-/** Reads a JSON body and validates it; malformed JSON or a wrong shape is a 400. */
-export async function parseJsonBody<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
-  let body: unknown;
-  try {
-    body = await request.json();
-  } catch {
-    throw new BadRequestError("The request body must be valid JSON.", "invalid_json");
+/** Thrown when a JSON route gets a body of another content type (415). */
+export class UnsupportedMediaTypeError extends AppError {
+  constructor() {
+    super(415, "unsupported_media_type", "Send the body as JSON, with Content-Type: application/json.");
+    this.name = "UnsupportedMediaTypeError";
+  }
+}
+
+/** `application/json`, or any `application/<something>+json`, with or without parameters. */
+const JSON_CONTENT_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
+
+export interface ParseJsonBodyOptions {
+  /** An empty body (of any content type) stands for `{}`. @default false */
+  optional?: boolean;
+}
+
+/**
+ * Reads a JSON body and validates it. The content type must be JSON (415 otherwise: a `text/plain`
+ * body is what a cross-site form can send without asking); malformed JSON or a wrong shape is a 400.
+ */
+export async function parseJsonBody<S extends z.ZodType>(
+  request: Request,
+  schema: S,
+  options: ParseJsonBodyOptions = {},
+): Promise<z.output<S>> {
+  const text = await request.text();
+  let body: unknown = {};
+  if (!options.optional || text.trim() !== "") {
+    if (!JSON_CONTENT_TYPE.test(request.headers.get("content-type") ?? "")) throw new UnsupportedMediaTypeError();
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new BadRequestError("The request body must be valid JSON.", "invalid_json");
+    }
   }
   const result = schema.safeParse(body);
   if (!result.success) throw new BadRequestError(describeZodError(result.error));

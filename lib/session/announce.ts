@@ -1,17 +1,10 @@
 import type { Config } from "@/lib/config";
 import type { SqlExecutor } from "@/lib/store";
+import { findFirstTokenOwner } from "@/lib/store/users";
 import { createSignInLink } from "./links";
 
 /** Label lib/auth/seed.ts gives the demo user's API token; it identifies the demo user. */
 const DEMO_TOKEN_LABEL = "demo";
-
-async function findDemoUserId(db: SqlExecutor): Promise<string | null> {
-  const { rows } = await db.query<{ user_id: string }>(
-    "select user_id from api_tokens where label = $1 order by created_at limit 1",
-    [DEMO_TOKEN_LABEL],
-  );
-  return rows[0]?.user_id ?? null;
-}
 
 /**
  * Prints a fresh one-time dashboard sign-in link for the demo user (embedded default). Printed on
@@ -19,7 +12,7 @@ async function findDemoUserId(db: SqlExecutor): Promise<string | null> {
  * user. Returns the printed URL (tests read it), or null.
  */
 export async function announceSignInLink(db: SqlExecutor, config: Pick<Config, "PUBLIC_BASE_URL">): Promise<string | null> {
-  const userId = await findDemoUserId(db);
+  const userId = await findFirstTokenOwner(db, DEMO_TOKEN_LABEL);
   if (!userId) return null;
   const link = await createSignInLink(db, userId, { baseUrl: config.PUBLIC_BASE_URL });
   const minutes = Math.round((link.expiresAt.getTime() - Date.now()) / 60_000);

@@ -1,3 +1,4 @@
 export { announceSignInLink } from "./announce";
-export { createSignInLink, redeemSignInLink, SIGNIN_LINK_PATH, SIGNIN_LINK_TTL_MS, type SignInLink } from "./links";
-export { endSession, sessionCookie, SESSION_MAX_AGE_SECONDS, SESSION_TOKEN_LABEL, startSession } from "./sessions";
+export { createSignInLink, isSignInLinkUsable, redeemSignInLink, SIGNIN_LINK_PATH, SIGNIN_LINK_TTL_MS, type SignInLink } from "./links";
+export { endAllSessions, endSession, sessionCookie, SESSION_TOKEN_LABEL, startSession, type SessionConfig, type StartSessionOptions } from "./sessions";
+export { signInWithLinkToken } from "./signin";

@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
 import { hashApiToken } from "@/lib/auth";
 import type { SqlExecutor } from "@/lib/store";
+import { insertSignInLink, isSignInLinkLive, purgeDeadSignInLinks, consumeSignInLink } from "@/lib/store/signin-links";
 
-/** Where a sign-in link points (app/signin/link/route.ts). */
+/** Where a sign-in link points (app/signin/link/page.tsx). */
 export const SIGNIN_LINK_PATH = "/signin/link";
 
 /** How long a printed link stays usable. */
@@ -29,31 +30,26 @@ export interface CreateSignInLinkOptions {
  */
 export async function createSignInLink(db: SqlExecutor, userId: string, options: CreateSignInLinkOptions): Promise<SignInLink> {
   const token = LINK_TOKEN_PREFIX + crypto.randomBytes(32).toString("base64url");
-  const ttlMs = options.ttlMs ?? SIGNIN_LINK_TTL_MS;
-  await db.query("delete from signin_links where used_at is not null or expires_at < now()");
-  const { rows } = await db.query<{ expires_at: Date }>(
-    `insert into signin_links (token_hash, user_id, expires_at)
-     values ($1, $2, now() + make_interval(secs => $3::double precision / 1000))
-     returning expires_at`,
-    [hashApiToken(token), userId, ttlMs],
-  );
+  await purgeDeadSignInLinks(db);
+  const expiresAt = await insertSignInLink(db, { tokenHash: hashApiToken(token), userId, ttlMs: options.ttlMs ?? SIGNIN_LINK_TTL_MS });
   const url = new URL(SIGNIN_LINK_PATH, `${options.baseUrl}/`);
   url.searchParams.set("token", token);
-  return { url: url.toString(), expiresAt: rows[0].expires_at };
+  return { url: url.toString(), expiresAt };
+}
+
+/**
+ * Whether a sign-in link token would redeem now, without using it up: what the page a link opens
+ * (GET, which link previewers also send) checks before it shows its "Sign in" button.
+ */
+export async function isSignInLinkUsable(db: SqlExecutor, token: string): Promise<boolean> {
+  return token.startsWith(LINK_TOKEN_PREFIX) && isSignInLinkLive(db, hashApiToken(token));
 }
 
 /**
  * Consumes a sign-in link token: the user id when the link exists, is unused and has not
- * expired; null otherwise. A single UPDATE marks it used, so two concurrent redemptions of one
- * link cannot both succeed.
+ * expired; null otherwise. Two concurrent redemptions of one link cannot both succeed.
  */
 export async function redeemSignInLink(db: SqlExecutor, token: string): Promise<string | null> {
   if (!token.startsWith(LINK_TOKEN_PREFIX)) return null;
-  const { rows } = await db.query<{ user_id: string }>(
-    `update signin_links set used_at = now()
-     where token_hash = $1 and used_at is null and expires_at > now()
-     returning user_id`,
-    [hashApiToken(token)],
-  );
-  return rows[0]?.user_id ?? null;
+  return consumeSignInLink(db, hashApiToken(token));
 }

@@ -63,7 +63,7 @@ describe("projects API", () => {
 
   it("rejects bad bodies with 400", async () => {
     for (const body of ["not json", JSON.stringify({}), JSON.stringify({ name: "" }), JSON.stringify({ name: "x".repeat(101) })]) {
-      const response = await call(createProjectRoute, "/api/projects", { method: "POST", headers: a.headers, body });
+      const response = await call(createProjectRoute, "/api/projects", { method: "POST", headers: { ...a.headers, "content-type": "application/json" }, body });
       expect(response.status).toBe(400);
       expect((await response.json()).error.code).toMatch(/invalid_/);
     }
@@ -71,7 +71,7 @@ describe("projects API", () => {
 
   it("hides other users' projects behind the same 404 as missing ones", async () => {
     const created = await (
-      await call(createProjectRoute, "/api/projects", { method: "POST", headers: a.headers, body: JSON.stringify({ name: "secret" }) })
+      await call(createProjectRoute, "/api/projects", { method: "POST", headers: { ...a.headers, "content-type": "application/json" }, body: JSON.stringify({ name: "secret" }) })
     ).json();
     const foreign = await call(getProjectRoute, `/api/projects/${created.id}`, { headers: b.headers }, { id: created.id });
     const missing = await call(getProjectRoute, `/api/projects/${crypto.randomUUID()}`, { headers: b.headers }, { id: crypto.randomUUID() });
@@ -86,7 +86,7 @@ describe("projects API", () => {
 
   it("never includes credentials in project responses", async () => {
     const created = await (
-      await call(createProjectRoute, "/api/projects", { method: "POST", headers: a.headers, body: JSON.stringify({ name: "creds" }) })
+      await call(createProjectRoute, "/api/projects", { method: "POST", headers: { ...a.headers, "content-type": "application/json" }, body: JSON.stringify({ name: "creds" }) })
     ).json();
     await upsertCredentials(await getStore(), {
       projectId: created.id,

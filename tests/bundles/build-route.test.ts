@@ -21,7 +21,9 @@ let project: Project;
 let sandbox: Sandbox;
 
 const postBundle = (projectId: string, init: RequestInit = {}) =>
-  POST(new Request(`${BASE}/api/projects/${projectId}/bundles`, { method: "POST", ...init }), { params: Promise.resolve({ id: projectId }) });
+  POST(new Request(`${BASE}/api/projects/${projectId}/bundles`, { method: "POST", ...init, headers: { "content-type": "application/json", ...init.headers } }), {
+    params: Promise.resolve({ id: projectId }),
+  });
 
 const headOf = async () => (await sandbox.commands.run("git rev-parse HEAD", { cwd: APP_DIR })).stdout.trim();
 

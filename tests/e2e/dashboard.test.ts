@@ -99,6 +99,8 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     expect(new URL(page.url()).pathname).toBe("/signin");
 
     await page.goto(server.signInLink);
+    await page.click("main form button[type=submit]");
+    await page.waitForFunction(() => location.pathname === "/projects");
     expect(new URL(page.url()).pathname).toBe("/projects");
     expect(await textOf("main")).toContain("Demo app");
     await saveArtifact(page, "01-projects");

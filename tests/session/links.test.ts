@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { GET as listProjectsRoute } from "@/app/api/projects/route";
-import { GET as openSignInLink } from "@/app/signin/link/route";
-import { authenticate, hashApiToken, SESSION_COOKIE } from "@/lib/auth";
-import { announceSignInLink, createSignInLink, endSession, redeemSignInLink, startSession } from "@/lib/session";
+import { hashApiToken, SESSION_COOKIE } from "@/lib/auth";
+import { announceSignInLink, createSignInLink, isSignInLinkUsable, redeemSignInLink, signInWithLinkToken } from "@/lib/session";
 import { getStore } from "@/lib/store";
 import { insertApiToken } from "@/lib/store/users";
 import { createTestUser } from "../helpers/users";
 
 const baseUrl = "http://localhost:3000";
+const sessions = { SESSION_MAX_AGE_HOURS: 720, SESSION_IDLE_MINUTES: 10_080 };
 const tokenOf = (url: string) => new URL(url).searchParams.get("token")!;
 
 afterEach(() => {
@@ -36,48 +36,26 @@ describe("one-time sign-in links", () => {
     const { user, token: apiToken } = await createTestUser(db);
     const expired = await createSignInLink(db, user.id, { baseUrl, ttlMs: 0 });
     expect(await redeemSignInLink(db, tokenOf(expired.url))).toBeNull();
+    expect(await isSignInLinkUsable(db, tokenOf(expired.url))).toBe(false);
     expect(await redeemSignInLink(db, "cbsl_unknown")).toBeNull();
     // An API token is not a link token, even though both are stored as SHA-256 digests.
     expect(await redeemSignInLink(db, apiToken)).toBeNull();
+    expect(await isSignInLinkUsable(db, apiToken)).toBe(false);
   });
 
-  it("open as a session cookie that authenticates the API, then stop working", async () => {
+  it("survive any number of checks (what opening the link's page does), and are used up only by signing in", async () => {
     const db = await getStore();
     const { user } = await createTestUser(db);
     const link = await createSignInLink(db, user.id, { baseUrl });
+    for (let look = 0; look < 3; look += 1) expect(await isSignInLinkUsable(db, tokenOf(link.url))).toBe(true);
 
-    const opened = await openSignInLink(new Request(link.url));
-    expect(opened.status).toBe(303);
-    expect(opened.headers.get("location")).toBe(`${baseUrl}/projects`);
-    expect(opened.headers.get("cache-control")).toBe("no-store");
-    const cookie = opened.headers.get("set-cookie")!;
-    expect(cookie).toMatch(new RegExp(`^${SESSION_COOKIE}=cbs_`));
-    expect(cookie).toMatch(/HttpOnly/i);
-    expect(cookie).toMatch(/SameSite=lax/i);
-    expect(cookie).not.toMatch(/Secure/i);
-
-    const session = cookie.split(";")[0];
-    const projects = await listProjectsRoute(new Request(`${baseUrl}/api/projects`, { headers: { cookie: session } }), undefined);
+    const session = await signInWithLinkToken(db, tokenOf(link.url), sessions);
+    expect(session).toMatch(/^cbs_/);
+    const projects = await listProjectsRoute(new Request(`${baseUrl}/api/projects`, { headers: { cookie: `${SESSION_COOKIE}=${session}` } }), undefined);
     expect(projects.status).toBe(200);
 
-    const reused = await openSignInLink(new Request(link.url));
-    expect(reused.headers.get("location")).toBe(`${baseUrl}/signin?error=link`);
-    expect(reused.headers.get("set-cookie")).toBeNull();
-  });
-});
-
-describe("dashboard sessions", () => {
-  it("sign-out revokes the session token but never the user's own API tokens", async () => {
-    const db = await getStore();
-    const { user, token: apiToken } = await createTestUser(db);
-    const session = await startSession(db, user.id);
-    const asCaller = (token: string) => authenticate(new Request(baseUrl, { headers: { authorization: `Bearer ${token}` } }));
-    expect((await asCaller(session))?.id).toBe(user.id);
-
-    await endSession(db, apiToken);
-    await endSession(db, session);
-    expect(await asCaller(session)).toBeNull();
-    expect((await asCaller(apiToken))?.id).toBe(user.id);
+    expect(await isSignInLinkUsable(db, tokenOf(link.url))).toBe(false);
+    expect(await signInWithLinkToken(db, tokenOf(link.url), sessions)).toBeNull();
   });
 });
 

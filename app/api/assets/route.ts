@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { projectSandboxWithAssets, readAssetManifest } from "@/lib/assets";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
-import { parseQuery, route } from "@/lib/http";
+import { methodNotAllowed, parseQuery, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -26,3 +26,5 @@ export const GET = route(async (request) => {
   });
   return Response.json({ assets });
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

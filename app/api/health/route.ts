@@ -1,5 +1,5 @@
 import { getConfig } from "@/lib/config";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { getStore } from "@/lib/store";
 
 export const dynamic = "force-dynamic";
@@ -17,3 +17,5 @@ export const GET = route(async () => {
     backendProvider: config.BACKEND_PROVIDER,
   });
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

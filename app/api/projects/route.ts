@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { requireUser } from "@/lib/auth";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 import { createProject, toProjectResponse } from "@/lib/projects";
 import { getStore } from "@/lib/store";
 import { listProjects } from "@/lib/store/projects";
@@ -21,3 +21,5 @@ export const POST = route(async (request) => {
   const project = await createProject(await getStore(), user.id, name);
   return Response.json(toProjectResponse(project), { status: 201 });
 });
+
+export const { PUT, PATCH, DELETE } = methodNotAllowed(["GET", "POST"]);

@@ -1,5 +1,5 @@
 import { requireUser } from "@/lib/auth";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { readAppToolchainStatus, warmUpAppToolchain } from "@/lib/toolchain";
 
 export const dynamic = "force-dynamic";
@@ -16,3 +16,5 @@ export const POST = route(async (request) => {
   await requireUser(request);
   return Response.json(warmUpAppToolchain(), { status: 202 });
 });
+
+export const { PUT, PATCH, DELETE } = methodNotAllowed(["GET", "POST"]);

@@ -1,5 +1,5 @@
 import { requireUser } from "@/lib/auth";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { uploadChatImageFromRequest } from "@/lib/images";
 
 export const dynamic = "force-dynamic";
@@ -10,3 +10,5 @@ export const POST = route(async (request) => {
   const user = await requireUser(request);
   return Response.json(await uploadChatImageFromRequest(request, user));
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

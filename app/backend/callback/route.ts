@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { requireUser } from "@/lib/auth";
+import { authenticate } from "@/lib/auth";
 import { completeOAuthConnect } from "@/lib/cloud/oauth";
-import { parseQuery, route } from "@/lib/http";
+import { UnauthorizedError } from "@/lib/errors";
+import { isCrossSiteNavigation, parseQuery, reenterResponse, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -11,10 +12,16 @@ const callbackQuery = z
 
 /**
  * GET /backend/callback?code&state (or ?error&state): the OAuth redirect target. An invalid state
- * answers 400 and changes nothing; otherwise 302 to the project's dashboard page.
+ * answers 400 and changes nothing; otherwise 302 to the project's dashboard page. The consent
+ * page's redirect is a navigation from another site, which brings no SameSite=Strict session
+ * cookie: such an arrival re-enters once from a page of ours to get it.
  */
 export const GET = route(async (request) => {
-  const user = await requireUser(request);
+  const user = await authenticate(request);
+  if (!user) {
+    if (isCrossSiteNavigation(request)) return reenterResponse(request.url);
+    throw new UnauthorizedError();
+  }
   const query = parseQuery(request, callbackQuery);
   const dashboardUrl = await completeOAuthConnect(user.id, query);
   return new Response(null, { status: 302, headers: { location: dashboardUrl, "cache-control": "no-store" } });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { deleteAssetOfProject } from "@/lib/assets";
 import { requireUser } from "@/lib/auth";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -15,3 +15,5 @@ export const DELETE = route(async (request) => {
   await deleteAssetOfProject(user, projectId, filename);
   return Response.json({ success: true });
 });
+
+export const { GET, HEAD, POST, PUT, PATCH } = methodNotAllowed(["DELETE"]);

@@ -1,6 +1,6 @@
 import { uploadAssetFromRequest } from "@/lib/assets";
 import { requireUser } from "@/lib/auth";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -11,3 +11,5 @@ export const POST = route(async (request) => {
   const user = await requireUser(request);
   return Response.json(await uploadAssetFromRequest(request, user));
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

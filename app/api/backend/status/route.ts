@@ -3,7 +3,7 @@ import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { isBackendDevServerRunning } from "@/lib/cloud/backend-dev-server";
 import { connectProjectSandbox } from "@/lib/cloud/enable";
 import { missingSandboxWiring } from "@/lib/cloud/sandbox-setup";
-import { parseQuery, route } from "@/lib/http";
+import { methodNotAllowed, parseQuery, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -24,3 +24,5 @@ export const GET = route(async (request) => {
   const missing = sandbox && state?.kind === "connected" ? await missingSandboxWiring(sandbox, state.deploymentUrl) : [];
   return Response.json({ backendProject: state, devServer: running ? "running" : "stopped", missingSandboxWiring: missing });
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

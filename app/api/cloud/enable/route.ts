@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { enableCloudBackend, requireManagedSettings } from "@/lib/cloud/enable";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -21,3 +21,5 @@ export const POST = route(async (request) => {
     ...(completedSandboxSteps && { completedSandboxSteps, ...(warningMessage && { warningMessage }) }),
   });
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

@@ -1,5 +1,5 @@
 import { requireProjectOwner } from "@/lib/auth";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { toProjectResponse } from "@/lib/projects";
 
 export const dynamic = "force-dynamic";
@@ -8,3 +8,5 @@ export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { 
   const { project } = await requireProjectOwner(request, (await params).id);
   return Response.json(toProjectResponse(project));
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

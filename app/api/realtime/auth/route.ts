@@ -1,6 +1,6 @@
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { NotFoundError } from "@/lib/errors";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { authorizeChannel, getRealtime, parseChannelAuthorizationRequest, projectIdOfErrorChannel } from "@/lib/realtime";
 
 export const dynamic = "force-dynamic";
@@ -18,3 +18,5 @@ export const POST = route(async (request) => {
   await requireOwnedProject(user, projectId);
   return Response.json(await authorizeChannel(getRealtime(), socketId, channel));
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

@@ -5,7 +5,7 @@ import { startBackendDevServer } from "@/lib/cloud/backend-dev-server";
 import { connectProjectSandbox } from "@/lib/cloud/enable";
 import { writeBackendUrl } from "@/lib/cloud/restore";
 import { ConflictError } from "@/lib/errors";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -26,3 +26,5 @@ export const POST = route(async (request) => {
   });
   return Response.json({ success });
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

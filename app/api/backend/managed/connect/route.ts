@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { connectManagedBackend, requireManagedSettings } from "@/lib/cloud/enable";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -22,3 +22,5 @@ export const POST = route(async (request) => {
     teamSlug: state.teamSlug,
   });
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { disconnectBackend } from "@/lib/cloud/disconnect";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -15,3 +15,5 @@ export const POST = route(async (request) => {
   await disconnectBackend(project, { deleteBackendProject });
   return Response.json({ success: true });
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { requireProjectOwner } from "@/lib/auth";
 import { commitShaSchema } from "@/lib/bundles/commit";
 import { buildProjectBundle } from "@/lib/bundles/project-build";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -12,25 +12,22 @@ const bundleBody = z.object({
   commitMessage: z.string().max(10_000).optional(),
 });
 
-/** The body is optional: no body (or `{}`) builds the app repository's HEAD. */
-async function readBody(request: Request) {
-  const text = await request.text();
-  return parseJsonBody(new Request(request.url, { method: "POST", body: text.trim() === "" ? "{}" : text }), bundleBody);
-}
-
 /**
  * POST /api/projects/<id>/bundles (owner only): exports the app in the project's sandbox and
  * uploads the static iOS bundle (spec 4.4). 200 `{success: true, manifestUrl, bundleUrl,
- * commitSha}`. A failed build answers `{success: false, error: {code, message}}`: 422 when the
- * export fails (the message quotes the CLI's redacted output), 404 for an unknown commit, 502
- * when the sandbox or blob store fails; nothing is uploaded then.
+ * commitSha}`; no body (or `{}`) builds the app repository's HEAD. A failed build answers
+ * `{success: false, error: {code, message}}`: 422 when the export fails (the message quotes the
+ * CLI's redacted output), 404 for an unknown commit, 502 when the sandbox or blob store fails;
+ * nothing is uploaded then.
  */
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  const result = await buildProjectBundle(project, await readBody(request));
+  const result = await buildProjectBundle(project, await parseJsonBody(request, bundleBody, { optional: true }));
   if (result.success) return Response.json(result);
   return Response.json(
     { success: false, commitSha: result.commitSha, error: { code: result.code, message: result.error } },
     { status: result.status },
   );
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

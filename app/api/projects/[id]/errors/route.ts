@@ -1,5 +1,5 @@
 import { requireProjectOwner } from "@/lib/auth";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { listStoredErrorNotifications } from "@/lib/realtime/error-notifications";
 import { getStore } from "@/lib/store";
 
@@ -10,3 +10,5 @@ export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { 
   const { project } = await requireProjectOwner(request, (await params).id);
   return Response.json({ notifications: await listStoredErrorNotifications(await getStore(), project.id) });
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

@@ -1,7 +1,7 @@
 import { requireProjectOwner } from "@/lib/auth";
 import { getBlobStore } from "@/lib/blob";
 import { connectProjectSandbox } from "@/lib/cloud/enable";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { ensureAppDevServer } from "@/lib/sandbox";
 import { getBrowserPool, takeProjectScreenshots } from "@/lib/screenshots";
 
@@ -16,3 +16,5 @@ export const POST = route<{ params: Promise<{ id: string }> }>(async (request, {
   const previewUrl = await ensureAppDevServer(await connectProjectSandbox(project));
   return Response.json(await takeProjectScreenshots(project.id, previewUrl, { blob: getBlobStore() }));
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

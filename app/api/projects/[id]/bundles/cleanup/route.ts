@@ -2,7 +2,7 @@ import { z } from "zod";
 import { requireProjectOwner } from "@/lib/auth";
 import { getBlobStore } from "@/lib/blob";
 import { cleanupBundles } from "@/lib/bundles/cleanup";
-import { parseJsonBody, route } from "@/lib/http";
+import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -23,3 +23,5 @@ export const POST = route<{ params: Promise<{ id: string }> }>(async (request, {
   const options = await parseJsonBody(request, cleanupBody);
   return Response.json(await cleanupBundles(getBlobStore(), [project.id], options));
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

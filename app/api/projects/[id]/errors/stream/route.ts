@@ -1,5 +1,5 @@
 import { requireProjectOwner } from "@/lib/auth";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 import { errorNotificationSource } from "@/lib/realtime/error-notifications";
 import { createSseResponse } from "@/lib/realtime/sse";
 import { getStore } from "@/lib/store";
@@ -18,3 +18,5 @@ export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { 
     lastEventId: request.headers.get("last-event-id"),
   });
 });
+
+export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

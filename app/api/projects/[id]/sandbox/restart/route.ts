@@ -1,7 +1,7 @@
 import { requireProjectOwner } from "@/lib/auth";
 import { connectProjectSandbox } from "@/lib/cloud/enable";
 import { restartProjectSandbox } from "@/lib/cloud/restore";
-import { route } from "@/lib/http";
+import { methodNotAllowed, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -11,3 +11,5 @@ export const POST = route<{ params: Promise<{ id: string }> }>(async (request, {
   const result = await restartProjectSandbox(await connectProjectSandbox(project), project);
   return Response.json({ success: true, ...result });
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);
