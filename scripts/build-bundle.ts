@@ -2,8 +2,8 @@
 // app in its sandbox and uploads the static iOS bundle; prints the result as JSON. Beside a
 // running server on the embedded database it goes through that server's API (CLI_API_TOKEN).
 import { BUILD_USAGE, parseBuildArgs, runBuildCommand, type BuildCommand } from "@/lib/bundles/build-cli";
-import { loadServerEnv } from "@/lib/bundles/cli-env";
-import { openCliTarget } from "@/lib/bundles/cli-target";
+import { loadServerEnv } from "@/lib/cli/env";
+import { openCliTarget } from "@/lib/cli/target";
 import { closeStore } from "@/lib/store";
 
 loadServerEnv();

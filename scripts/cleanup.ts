@@ -3,8 +3,8 @@
 // where `--all` means every project of the token's owner.
 import { getBlobStore } from "@/lib/blob";
 import { CLEANUP_USAGE, parseCleanupArgs, runCleanupCommand, type CleanupCommand } from "@/lib/bundles/cleanup-cli";
-import { loadServerEnv } from "@/lib/bundles/cli-env";
-import { openCliTarget } from "@/lib/bundles/cli-target";
+import { loadServerEnv } from "@/lib/cli/env";
+import { openCliTarget } from "@/lib/cli/target";
 import { closeStore } from "@/lib/store";
 
 loadServerEnv();

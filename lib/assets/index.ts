@@ -3,7 +3,7 @@ import { requireOwnedProject } from "@/lib/auth";
 import { getBlobStore } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
 import { ensureProjectSandbox } from "@/lib/projects";
-import type { Sandbox } from "@/lib/sandbox";
+import { getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import type { User } from "@/lib/store/users";
@@ -12,6 +12,7 @@ import { MissingUploadFieldError } from "./errors";
 import type { AssetKind } from "./file-types";
 import { getAssetManifestLock } from "./lock";
 import { MAX_UPLOAD_BYTES, type ReceiveOptions, withReceivedForm } from "./multipart";
+import { type AssetReconcileReport, reconcileProjectAssets } from "./reconcile";
 import { type AssetRestoreReport, restoreProjectAssets } from "./restore";
 import { type AssetStorage, type AssetUploadResult, deleteAsset, storeAsset } from "./store";
 
@@ -71,6 +72,11 @@ export async function projectSandboxWithAssets(project: Project): Promise<Sandbo
   const sandbox = await ensureProjectSandbox(await getStore(), project);
   if (!project.sandboxId) await restoreAssetsOfProject(sandbox, project);
   return sandbox;
+}
+
+/** Reconciles one project's assets with the process-wide storage and sandboxes (route and CLI). */
+export async function reconcileAssetsOfProject(project: Project, options: { dryRun: boolean }): Promise<AssetReconcileReport> {
+  return reconcileProjectAssets(project, { ...defaultAssetStorage(), db: await getStore(), sandboxes: getSandboxProvider() }, options);
 }
 
 /** The sandbox lifecycle step: a (re)started or new sandbox of `project` gets its recorded assets back. */

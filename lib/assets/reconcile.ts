@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import type { ServerApi } from "@/lib/cli/target";
 import { BadRequestError } from "@/lib/errors";
 import { SandboxNotFoundError, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
@@ -102,17 +103,42 @@ export function formatReconcileReports(reports: AssetReconcileReport[], dryRun: 
   return lines.join("\n") + "\n";
 }
 
-/** Runs a parsed reconcile command and writes its findings to `output`. */
-export async function runReconcileCommand(
-  command: ReconcileCommand,
-  deps: AssetMaintenance & { output: NodeJS.WritableStream },
-): Promise<AssetReconcileReport[]> {
-  const projectIds = command.projectIds === "all" ? await listAllProjectIds(deps.db) : command.projectIds;
+/** Where the command works: through a running server's API, or on the store and storage itself. */
+export type ReconcileTarget = { api: ServerApi } | AssetMaintenance;
+
+/** The reports of `command`'s projects, one request per project when going through a server. */
+async function reconcileThroughServer(api: ServerApi, command: ReconcileCommand): Promise<AssetReconcileReport[]> {
+  const projectIds =
+    command.projectIds === "all"
+      ? (await api.request<{ projects: { id: string }[] }>("GET", "/api/projects")).projects.map((project) => project.id)
+      : command.projectIds;
   const reports: AssetReconcileReport[] = [];
   for (const projectId of projectIds) {
-    const project = await getProject(deps.db, projectId);
-    if (!project) throw new BadRequestError(`No project ${projectId}.`);
-    reports.push(await reconcileProjectAssets(project, deps, { dryRun: command.dryRun }));
+    const path = `/api/projects/${encodeURIComponent(projectId)}/assets/reconcile`;
+    reports.push(await api.request<AssetReconcileReport>("POST", path, { dryRun: command.dryRun }));
+  }
+  return reports;
+}
+
+/**
+ * Runs a parsed reconcile command and writes its findings to `output`. Through a server, `--all`
+ * means every project of the token's owner.
+ */
+export async function runReconcileCommand(
+  command: ReconcileCommand,
+  deps: ReconcileTarget & { output: NodeJS.WritableStream },
+): Promise<AssetReconcileReport[]> {
+  let reports: AssetReconcileReport[];
+  if ("api" in deps) {
+    reports = await reconcileThroughServer(deps.api, command);
+  } else {
+    const projectIds = command.projectIds === "all" ? await listAllProjectIds(deps.db) : command.projectIds;
+    reports = [];
+    for (const projectId of projectIds) {
+      const project = await getProject(deps.db, projectId);
+      if (!project) throw new BadRequestError(`No project ${projectId}.`);
+      reports.push(await reconcileProjectAssets(project, deps, { dryRun: command.dryRun }));
+    }
   }
   deps.output.write(formatReconcileReports(reports, command.dryRun));
   return reports;

@@ -3,7 +3,7 @@ import { BadRequestError, NotFoundError } from "@/lib/errors";
 import type { SqlExecutor } from "@/lib/store";
 import { getProject } from "@/lib/store/projects";
 import type { BuildStaticBundleOptions, BuildStaticBundleResult } from "./build";
-import type { ServerApi } from "./cli-target";
+import type { ServerApi } from "@/lib/cli/target";
 import { buildProjectBundle, type ProjectBuildRequest } from "./project-build";
 
 export const BUILD_USAGE = "usage: npm run bundle -- --project <id> [--commit <sha>] [--message <text>]";

@@ -4,7 +4,7 @@ import { BadRequestError } from "@/lib/errors";
 import type { SqlExecutor } from "@/lib/store";
 import { listAllProjectIds } from "@/lib/store/projects";
 import { cleanupBundles, type CleanupOptions, type CleanupSummary, DEFAULT_KEEP, DEFAULT_MAX_AGE_DAYS } from "./cleanup";
-import type { ServerApi } from "./cli-target";
+import type { ServerApi } from "@/lib/cli/target";
 
 export const CLEANUP_USAGE =
   "usage: npm run cleanup -- (--project <id> | --all) [--keep 5] [--max-age-days 30] [--dry-run]";

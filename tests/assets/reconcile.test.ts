@@ -9,6 +9,7 @@ import {
   restoreProjectAssets,
   type AssetMaintenance,
 } from "@/lib/assets";
+import { POST as reconcileRoute } from "@/app/api/projects/[id]/assets/reconcile/route";
 import { parseReconcileArgs, runReconcileCommand } from "@/lib/assets/reconcile";
 import { getBlobStore } from "@/lib/blob";
 import { getSandboxProvider } from "@/lib/sandbox";
@@ -81,6 +82,31 @@ describe("reconcileProjectAssets", () => {
     await getSandboxProvider().kill(sandbox.sandboxId);
     const report = await reconcileProjectAssets(project, maintenance(), { dryRun: false });
     expect(report).toMatchObject({ sandbox: "none", orphanBlobs: [pathnameOf(project, "stray.png")], missingBlobs: ["lost.png"] });
+    expect(await blobPathnames(`${project.ownerId}/${project.id}/`)).toEqual([pathnameOf(project, "kept.png")]);
+  });
+});
+
+describe("POST /api/projects/<id>/assets/reconcile", () => {
+  const post = (project: Project, body: unknown, headers: Record<string, string>) =>
+    reconcileRoute(
+      new Request(`http://localhost/api/projects/${project.id}/assets/reconcile`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+      { params: Promise.resolve({ id: project.id }) },
+    );
+
+  it("answers the owner's report (what npm run assets:reconcile prints beside a server); a stranger gets 404", async () => {
+    const { project, sandbox } = await projectWithMismatches();
+    const before = await fx.leftovers(project, sandbox);
+    expect((await post(project, { dryRun: true }, fx.stranger.headers)).status).toBe(404);
+    expect((await post(project, { dryRun: "yes" }, fx.owner.headers)).status).toBe(400);
+    expect(await fx.leftovers(project, sandbox)).toEqual(before);
+
+    const response = await post(project, {}, fx.owner.headers);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ dryRun: false, orphanBlobs: [pathnameOf(project, "stray.png")], missingBlobs: ["lost.png"] });
     expect(await blobPathnames(`${project.ownerId}/${project.id}/`)).toEqual([pathnameOf(project, "kept.png")]);
   });
 });

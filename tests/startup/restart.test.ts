@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 describe("a CLI and a second server beside a running server (one writer per embedded database)", () => {
-  it("runs npm run bundle through the server's API; the server serves the bundle at its PUBLIC_BASE_URL", async () => {
+  it("runs npm run bundle, cleanup and assets:reconcile through the server's API; the server serves the bundle at its PUBLIC_BASE_URL", async () => {
     const refused = await runNpmScript("bundle", ["--project", projectId], {});
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("set CLI_API_TOKEN");
@@ -86,6 +86,10 @@ describe("a CLI and a second server beside a running server (one writer per embe
     const cleanup = await runNpmScript("cleanup", ["--all", "--dry-run"], { CLI_API_TOKEN: token });
     expect(cleanup.code, cleanup.stderr).toBe(0);
     expect(cleanup.stdout).toMatch(/1 project\(s\): kept 1 commit\(s\), would delete 0 commit\(s\)/);
+
+    const reconcile = await runNpmScript("assets:reconcile", ["--all", "--dry-run"], { CLI_API_TOKEN: token });
+    expect(reconcile.code, reconcile.stderr).toBe(0);
+    expect(reconcile.stdout).toContain("1 project(s): 0 orphan blob(s) to delete");
   });
 
   it("refuses a second server on the same DATA_DIR, naming the holder", async () => {

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadServerEnv } from "@/lib/bundles/cli-env";
+import { loadServerEnv } from "@/lib/cli/env";
 import { reloadConfig } from "@/lib/config";
 
 const dir = fs.mkdtempSync(path.join(process.env.DATA_DIR!, "env-"));
