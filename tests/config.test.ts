@@ -26,6 +26,14 @@ describe("config", () => {
     expect(config.PUBLIC_BASE_URL).toBe("https://x.example");
   });
 
+  it("puts local previews on another site than the dashboard unless told otherwise", () => {
+    expect(parseConfig({}).LOCAL_PREVIEW_HOST).toBe("127.0.0.1");
+    expect(parseConfig({ PUBLIC_BASE_URL: "http://127.0.0.1:3000" }).LOCAL_PREVIEW_HOST).toBe("localhost");
+    expect(parseConfig({ PUBLIC_BASE_URL: "https://builder.example" }).LOCAL_PREVIEW_HOST).toBe("localhost");
+    expect(parseConfig({ LOCAL_PREVIEW_HOST: "previews.test" }).LOCAL_PREVIEW_HOST).toBe("previews.test");
+    expect(() => parseConfig({ LOCAL_PREVIEW_HOST: "http://x" })).toThrow(ConfigError);
+  });
+
   it("names every invalid variable", () => {
     try {
       parseConfig({ PORT: "eighty", BLOB_DRIVER: "ftp", SEED_DEMO: "maybe", PROVISION_HOST: "not a url" });

@@ -102,6 +102,12 @@ const envSchema = z.object({
     }
     return { first, last };
   }),
+  /**
+   * Host name in local sandbox preview URLs. Default: a different site from the dashboard's
+   * (`127.0.0.1` when PUBLIC_BASE_URL is on `localhost`, else `localhost`), so an app's preview
+   * never shares the dashboard's site (cookies, SameSite).
+   */
+  LOCAL_PREVIEW_HOST: optionalString.pipe(z.string().regex(/^[A-Za-z0-9.-]+$/, "expected a host name").optional()),
   XDG_CACHE_HOME: optionalString,
   BUNDLE_EXPORT_COMMAND: optionalString,
 
@@ -119,8 +125,9 @@ const envSchema = z.object({
 
 type Env = z.output<typeof envSchema>;
 
-export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR" | "APP_TOOLCHAIN_DIR" | "XDG_CACHE_HOME" | "INSTANCE_ID"> & {
+export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR" | "APP_TOOLCHAIN_DIR" | "XDG_CACHE_HOME" | "INSTANCE_ID" | "LOCAL_PREVIEW_HOST"> & {
   PUBLIC_BASE_URL: string;
+  LOCAL_PREVIEW_HOST: string;
   DATA_DIR: string;
   APP_TOOLCHAIN_DIR: string;
   INSTANCE_ID: string;
@@ -148,13 +155,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     );
   }
   const { XDG_CACHE_HOME, ...parsed } = result.data;
+  const publicBaseUrl = (parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, "");
   return {
     ...parsed,
     // Outside DATA_DIR on purpose: one install serves every data directory (and test run) on the machine.
     APP_TOOLCHAIN_DIR: path.resolve(
       /*turbopackIgnore: true*/ parsed.APP_TOOLCHAIN_DIR ?? path.join(XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "cloud-backend-service", "app-toolchain"),
     ),
-    PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, ""),
+    PUBLIC_BASE_URL: publicBaseUrl,
+    LOCAL_PREVIEW_HOST: parsed.LOCAL_PREVIEW_HOST ?? (new URL(publicBaseUrl).hostname === "localhost" ? "127.0.0.1" : "localhost"),
     // Runtime location chosen by the operator, not a build input.
     DATA_DIR: path.resolve(/*turbopackIgnore: true*/ parsed.DATA_DIR ?? ".data"),
     // No two live servers share a host and a port, and a restarted server keeps both.

@@ -41,6 +41,7 @@ export function getSandboxProvider(): SandboxProvider {
             dependencies: getAppToolchain(),
             commandEnv: sandboxNpmEnv({ dir: config.APP_TOOLCHAIN_DIR }),
             portRange: config.LOCAL_PORT_RANGE,
+            previewHost: config.LOCAL_PREVIEW_HOST,
           });
   }
   return holder.__sandboxProvider;

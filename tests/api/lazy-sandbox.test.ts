@@ -22,7 +22,7 @@ describe("sandbox on first use", () => {
     const [a, b] = await Promise.all([ensureProjectSandbox(db, seed!.project), ensureProjectSandbox(db, seed!.project)]);
     expect(a.sandboxId).toBe(b.sandboxId);
     const stored = await getProject(db, seed!.project.id);
-    expect(stored).toMatchObject({ sandboxId: a.sandboxId, previewUrl: expect.stringMatching(/^http:\/\/localhost:\d+$/) });
+    expect(stored).toMatchObject({ sandboxId: a.sandboxId, previewUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
     created.push(a.sandboxId);
     expect((await fetch(stored!.previewUrl!)).status).toBeLessThan(500);
 

@@ -40,7 +40,7 @@ describe("POST /api/projects on the embedded defaults", () => {
     expect(response.status).toBe(201);
     const body = await response.json();
     sandboxIds.push(body.sandboxId);
-    expect(body).toMatchObject({ name: "Preview me", sandboxId: expect.stringMatching(/^local-/), previewUrl: expect.stringMatching(/^http:\/\/localhost:\d+$/) });
+    expect(body).toMatchObject({ name: "Preview me", sandboxId: expect.stringMatching(/^local-/), previewUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
 
     const appDir = path.join(sandboxesRoot, body.sandboxId, "home", "app");
     for (const file of ["package.json", "package-lock.json", "app/_layout.tsx", "app/index.tsx", "tsconfig.json", ".gitignore", "node_modules/expo/package.json"]) {

@@ -27,6 +27,8 @@ export interface LocalSandboxOptions {
   commandEnv?: Record<string, string>;
   /** Ports `reservePort` hands out. @default 41000–41999 */
   portRange?: { first: number; last: number };
+  /** Host name `getHost` answers with; servers listen on every loopback address. @default "localhost" */
+  previewHost?: string;
 }
 
 const DRIVER_NAME = "local";
@@ -127,7 +129,7 @@ class LocalSandbox implements Sandbox {
   }
 
   getHost(port: number): string {
-    return `localhost:${port}`;
+    return `${this.options.previewHost ?? "localhost"}:${port}`;
   }
 
   reservePort(name: string): Promise<number> {
