@@ -94,7 +94,7 @@ describe("backend dev server", () => {
 
     const status = async () =>
       (await statusRoute(new Request(`http://localhost/api/backend/status?projectId=${project.id}`, { headers: fx.owner.headers }), undefined)).json();
-    expect(await status()).toEqual({ backendProject: expect.objectContaining({ kind: "connected" }), devServer: "running" });
+    expect(await status()).toEqual({ backendProject: expect.objectContaining({ kind: "connected" }), devServer: "running", missingSandboxWiring: [] });
     await stopBackendDevServer(sandbox);
     expect((await status()).devServer).toBe("stopped");
   });
