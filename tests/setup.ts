@@ -9,6 +9,11 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-test-"));
 process.env.DATA_DIR = dataDir;
 process.env.LOG_LEVEL ??= "silent";
 process.env.SEED_DEMO = "false";
+// Test files run side by side, each with its own sandboxes root, so no file sees the ports the
+// others reserved: each worker gets its own slice of the range for its sandboxes' servers.
+const WORKER_PORT_SLICE = 200;
+const workerSlot = (Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 5;
+process.env.LOCAL_PORT_RANGE = `${24_000 + workerSlot * WORKER_PORT_SLICE}-${24_000 + (workerSlot + 1) * WORKER_PORT_SLICE - 1}`;
 
 afterAll(async () => {
   const { stopInstance } = await import("@/lib/instance");

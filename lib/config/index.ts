@@ -94,7 +94,7 @@ const envSchema = z.object({
   APP_TOOLCHAIN_DIR: optionalString,
   /** Loopback ports local sandboxes hand to their servers (app dev server), as `first-last`. */
   LOCAL_PORT_RANGE: optionalString.transform((value, ctx) => {
-    const match = /^(\d{1,5})-(\d{1,5})$/.exec(value ?? "41000-41999");
+    const match = /^(\d{1,5})-(\d{1,5})$/.exec(value ?? "24000-24999");
     const [first, last] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
     if (!match || first < 1024 || last > 65535 || first > last) {
       ctx.addIssue({ code: "custom", message: "expected first-last with 1024 <= first <= last <= 65535" });

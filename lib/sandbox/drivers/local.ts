@@ -25,7 +25,7 @@ export interface LocalSandboxOptions {
   dependencies?: DependencyInstaller;
   /** Variables every command sees (the shared npm cache), below the command's own. */
   commandEnv?: Record<string, string>;
-  /** Ports `reservePort` hands out. @default 41000–41999 */
+  /** Ports `reservePort` hands out. @default 24000–24999, below the kernel's ephemeral range */
   portRange?: { first: number; last: number };
   /** Host name `getHost` answers with; servers listen on every loopback address. @default "localhost" */
   previewHost?: string;
@@ -70,7 +70,7 @@ async function commandRootFor(realRoot: string): Promise<string> {
   return alias;
 }
 
-const DEFAULT_PORT_RANGE = { first: 41_000, last: 41_999 };
+const DEFAULT_PORT_RANGE = { first: 24_000, last: 24_999 };
 
 /** Whether nothing listens on `port` right now (on any interface: Metro binds them all). */
 function isPortFree(port: number): Promise<boolean> {
