@@ -1,4 +1,5 @@
 import { getStore, type Sql, type SqlExecutor } from "@/lib/store";
+import { lockForTransaction } from "@/lib/store/advisory-locks";
 
 /**
  * Runs critical sections one at a time per key. A section gets the executor to use for its own
@@ -26,7 +27,7 @@ export function createKeyedLock(getSql: () => Promise<Sql>, namespace: string): 
     const sql = await getSql();
     if (sql.kind !== "postgres") return critical(sql);
     return sql.transaction(async (tx) => {
-      await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`${namespace}:${key}`]);
+      await lockForTransaction(tx, `${namespace}:${key}`);
       return critical(tx);
     });
   };

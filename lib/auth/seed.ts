@@ -3,6 +3,7 @@ import type { Sql } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { countUsers, insertApiToken, insertUser } from "@/lib/store/users";
 import { generateApiToken, hashApiToken } from "./tokens";
+import { lockForTransaction } from "@/lib/store/advisory-locks";
 
 /** Arbitrary constant key: only one process seeds an empty store. */
 const SEED_LOCK_KEY = 727_274_002;
@@ -20,7 +21,7 @@ export interface DemoSeed {
 export async function seedDemoIfEmpty(db: Sql): Promise<DemoSeed | null> {
   const token = generateApiToken();
   const user = await db.transaction(async (tx) => {
-    await tx.query("select pg_advisory_xact_lock($1)", [SEED_LOCK_KEY]);
+    await lockForTransaction(tx, SEED_LOCK_KEY);
     if ((await countUsers(tx)) > 0) return null;
     const demo = await insertUser(tx, { email: "demo@example.com", name: "Demo user" });
     await insertApiToken(tx, { userId: demo.id, tokenHash: hashApiToken(token), label: "demo" });

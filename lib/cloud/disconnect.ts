@@ -5,7 +5,7 @@ import { getSandboxProvider, SandboxNotFoundError, startAppDevServer, stopAppDev
 import { getStore, type SqlExecutor } from "@/lib/store";
 import { deleteCredentials, getCredentials, type BackendCredentials } from "@/lib/store/credentials";
 import { forgetFailedRuns, getRunningOperation } from "@/lib/store/operations";
-import { setBackendProject, type Project } from "@/lib/store/projects";
+import { lockProjectRow, setBackendProject, type Project } from "@/lib/store/projects";
 import { stopBackendDevServer } from "./backend-dev-server";
 import { requireManagedSettings } from "./enable";
 import { removeBackendUrlFromEnvFile } from "./env-file";
@@ -26,7 +26,7 @@ export interface DisconnectOptions {
  * stored state), so once this check passed on a connected project nothing races the disconnect.
  */
 async function refuseWhileProvisioning(tx: SqlExecutor, projectId: string): Promise<void> {
-  await tx.query("select 1 from projects where id = $1 for update", [projectId]);
+  await lockProjectRow(tx, projectId);
   if (await getRunningOperation(tx, projectId)) throw new ProvisioningInProgressError();
 }
 

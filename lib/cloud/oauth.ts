@@ -15,6 +15,7 @@ import { log } from "@/lib/log";
 import { registerSecret } from "@/lib/log/redact";
 import { deriveKey, getSecretBox } from "@/lib/secrets";
 import { getStore, type Sql, type SqlExecutor } from "@/lib/store";
+import { insertOAuthState, oauthStateExists, takeOAuthState } from "@/lib/store/oauth-states";
 import { getOwnedProject, type Project } from "@/lib/store/projects";
 import { connectProjectSandbox, sandboxSteps } from "./enable";
 import { runProvisioning } from "./provisioning-run";
@@ -71,10 +72,10 @@ export async function issueOAuthState(
   const expiresAt = new Date(now.getTime() + (options.ttlMs ?? OAUTH_STATE_TTL_MS));
   const nonce = crypto.randomBytes(32).toString("base64url");
   const nonceHash = nonceDigest(nonce);
-  await db.query("delete from oauth_states where expires_at <= $1", [now]);
-  await db.query(
-    "insert into oauth_states (nonce_hash, user_id, project_id, code_verifier, expires_at) values ($1, $2, $3, $4, $5)",
-    [nonceHash, input.userId, input.projectId, getSecretBox().encrypt(input.codeVerifier, verifierContext(nonceHash)), expiresAt],
+  await insertOAuthState(
+    db,
+    { nonceHash, userId: input.userId, projectId: input.projectId, codeVerifier: getSecretBox().encrypt(input.codeVerifier, verifierContext(nonceHash)), expiresAt },
+    now,
   );
   const payload = `${nonce}.${expiresAt.getTime().toString(36)}`;
   return `${payload}.${mac(payload)}`;
@@ -99,15 +100,11 @@ export async function consumeOAuthState(
   const now = options.now?.() ?? new Date();
   if (parseInt(match[2], 36) <= now.getTime()) throw new InvalidOAuthStateError("The OAuth state has expired.");
   const nonceHash = nonceDigest(match[1]);
-  const { rows } = await db.query<{ project_id: string; code_verifier: string }>(
-    "delete from oauth_states where nonce_hash = $1 and user_id = $2 and expires_at > $3 returning project_id, code_verifier",
-    [nonceHash, userId, now],
+  const taken = await takeOAuthState(db, nonceHash, userId, now);
+  if (taken) return { projectId: taken.projectId, codeVerifier: getSecretBox().decrypt(taken.codeVerifier, verifierContext(nonceHash)) };
+  throw new InvalidOAuthStateError(
+    (await oauthStateExists(db, nonceHash)) ? "The OAuth state was issued to another user." : "The OAuth state was already used.",
   );
-  if (rows[0]) {
-    return { projectId: rows[0].project_id, codeVerifier: getSecretBox().decrypt(rows[0].code_verifier, verifierContext(nonceHash)) };
-  }
-  const pending = await db.query("select 1 from oauth_states where nonce_hash = $1", [nonceHash]);
-  throw new InvalidOAuthStateError(pending.rows.length > 0 ? "The OAuth state was issued to another user." : "The OAuth state was already used.");
 }
 
 type OAuthSettings = BackendSettings & { oauthClientId: string; oauthClientSecret: string };

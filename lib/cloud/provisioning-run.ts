@@ -19,7 +19,7 @@ import {
   type LeaseHolder,
   type OperationKind,
 } from "@/lib/store/operations";
-import { getProject, setBackendProject, type BackendProjectState } from "@/lib/store/projects";
+import { getProject, lockProjectRow, setBackendProject, type BackendProjectState } from "@/lib/store/projects";
 import { LeaseLostError, ProvisioningFailedError, ProvisioningInProgressError } from "./errors";
 
 export type ConnectedState = Extract<BackendProjectState, { kind: "connected" }>;
@@ -95,11 +95,7 @@ type Claim =
  */
 async function claim(db: Sql, plan: ProvisioningPlan, holder: LeaseHolder): Promise<Claim> {
   return db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ backend_project: BackendProjectState | null }>(
-      "select backend_project from projects where id = $1 for update",
-      [plan.projectId],
-    );
-    const state = rows[0]?.backend_project;
+    const state = (await lockProjectRow(tx, plan.projectId))?.backendProject;
     if (state?.kind === "connected") return { outcome: "connected", state };
     const running = await getRunningOperation<ProvisioningSteps>(tx, plan.projectId);
     if (running) {

@@ -1,7 +1,7 @@
 import { log } from "@/lib/log";
 import { APP_TEMPLATE, getSandboxProvider, startAppDevServer, type Sandbox } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
-import { deleteProject, getProject, insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
+import { claimProjectSandbox, deleteProject, getProject, insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 
 /** A new sandbox seeded from `templates/app` with its app dev server running; killed again on failure. */
 async function createRunningSandbox(): Promise<{ sandbox: Sandbox; previewUrl: string }> {
@@ -62,11 +62,7 @@ export async function ensureProjectSandbox(db: SqlExecutor, project: Project): P
   const provider = getSandboxProvider();
   if (project.sandboxId) return provider.connect(project.sandboxId);
   const { sandbox, previewUrl } = await createRunningSandbox();
-  const { rowCount } = await db.query(
-    "update projects set sandbox_id = $2, preview_url = $3, updated_at = now() where id = $1 and sandbox_id is null",
-    [project.id, sandbox.sandboxId, previewUrl],
-  );
-  if (rowCount > 0) return sandbox;
+  if (await claimProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl })) return sandbox;
   await provider.kill(sandbox.sandboxId);
   const winner = await getProject(db, project.id);
   if (!winner?.sandboxId) throw new Error(`Project ${project.id} was deleted while its sandbox was being created.`);

@@ -3,7 +3,7 @@ import { getConfig } from "@/lib/config";
 import { migrate } from "./migrate";
 import { openPglite } from "./pglite";
 import { openPostgres } from "./postgres";
-import type { Sql } from "./sql";
+import type { Sql, SqlExecutor } from "./sql";
 
 export type { Sql, SqlExecutor, QueryResult } from "./sql";
 export { DatabaseLockedError, readDatabaseLock, type DatabaseLockHolder } from "./lock";
@@ -52,4 +52,9 @@ export async function closeStore(): Promise<void> {
   const pending = holder.__appStore;
   holder.__appStore = undefined;
   if (pending) await (await pending).close();
+}
+
+/** Answers once the store answers a trivial query (health checks). */
+export async function pingStore(db: SqlExecutor): Promise<void> {
+  await db.query("select 1");
 }

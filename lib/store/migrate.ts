@@ -1,6 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Sql } from "./sql";
+import { lockForTransaction } from "./advisory-locks";
 
 export const MIGRATIONS_DIR = path.join(/*turbopackIgnore: true*/ process.cwd(), "supabase", "migrations");
 
@@ -15,7 +16,7 @@ const MIGRATION_LOCK_KEY = 727_274_001;
 export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
   const files = (await fs.readdir(dir)).filter((file) => file.endsWith(".sql")).sort();
   return sql.transaction(async (tx) => {
-    await tx.query("select pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
+    await lockForTransaction(tx, MIGRATION_LOCK_KEY);
     await tx.exec(
       `create table if not exists app_migrations (
          version text primary key,

@@ -114,3 +114,24 @@ export async function listProjectsWithPreview(db: SqlExecutor): Promise<Project[
   );
   return rows.map(toProject);
 }
+
+/**
+ * Records a sandbox for a project that has none; false when another request recorded one first
+ * (the caller then uses that one).
+ */
+export async function claimProjectSandbox(db: SqlExecutor, id: string, sandbox: { sandboxId: string; previewUrl: string }): Promise<boolean> {
+  const { rowCount } = await db.query(
+    "update projects set sandbox_id = $2, preview_url = $3, updated_at = now() where id = $1 and sandbox_id is null",
+    [id, sandbox.sandboxId, sandbox.previewUrl],
+  );
+  return rowCount > 0;
+}
+
+/**
+ * Locks the project's row until `tx` ends (provisioning runs and disconnect serialise on it) and
+ * answers its backend state; undefined when the project does not exist.
+ */
+export async function lockProjectRow(tx: SqlExecutor, id: string): Promise<{ backendProject: BackendProjectState | null } | undefined> {
+  const { rows } = await tx.query<{ backend_project: BackendProjectState | null }>("select backend_project from projects where id = $1 for update", [id]);
+  return rows[0] ? { backendProject: rows[0].backend_project } : undefined;
+}

@@ -1,13 +1,13 @@
 import { getConfig } from "@/lib/config";
 import { methodNotAllowed, route } from "@/lib/http";
-import { getStore } from "@/lib/store";
+import { getStore, pingStore } from "@/lib/store";
 
 export const dynamic = "force-dynamic";
 
 export const GET = route(async () => {
   const config = getConfig();
   const db = await getStore();
-  await db.query("select 1");
+  await pingStore(db);
   return Response.json({
     ok: true,
     store: db.kind,
