@@ -20,25 +20,34 @@ const HAS_RENDERED = () => {
   return (root.textContent ?? "").trim().length > 0 || root.querySelector("img, svg, canvas, video") !== null;
 };
 
+/** Rejects with ScreenshotTimeoutError once `deadline` passed; puppeteer's screenshot takes no timeout. */
+function beforeDeadline<T>(work: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ScreenshotTimeoutError(timeoutMs)), Math.max(1, deadline - Date.now()));
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
 /**
- * Captures the preview at both viewports in parallel, in a fresh browser context (no shared
- * cookies or storage between jobs). Waits for the `load` event, then for the app to render
- * (an app that renders nothing is shot when the time is up); the screenshot paints a fresh frame.
- * Both pages of a job are open at once, so only one is in front: nothing here may wait on
- * animation frames, which background pages do not get. Never waits for "network idle": dev
- * servers keep sockets open, so it may never come.
+ * Captures the preview at both viewports, in a fresh browser context (no shared cookies or
+ * storage between jobs). Both pages load in parallel: each waits for the `load` event, then for
+ * the app to render (an app that renders nothing is shot when the time is up). Nothing here may
+ * wait on animation frames, which a page that is not in front does not get; the screenshots are
+ * taken one after the other, each bringing its page to the front for its frame. Never waits for
+ * "network idle": dev servers keep sockets open, so it may never come.
  */
 export async function capturePreview(
   browser: Browser,
   url: string,
   timeoutMs: number,
 ): Promise<Record<ScreenshotKind, Uint8Array>> {
+  const deadline = Date.now() + timeoutMs;
   const context = await browser.createBrowserContext();
   try {
-    const shoot = async (kind: ScreenshotKind) => {
+    const load = async (kind: ScreenshotKind) => {
       const page = await context.newPage();
       await page.setViewport(VIEWPORTS[kind]);
-      const deadline = Date.now() + timeoutMs;
       try {
         await page.goto(url, { waitUntil: "load", timeout: timeoutMs });
         await page.waitForFunction(HAS_RENDERED, { timeout: Math.max(1, deadline - Date.now()), polling: 100 }).catch((error: Error) => {
@@ -51,9 +60,17 @@ export async function capturePreview(
         if (unreachable) throw new PreviewUnreachableError(unreachable[0]);
         throw error;
       }
+      return page;
+    };
+    const [mobilePage, desktopPage] = await Promise.all([load("mobile"), load("desktop")]);
+    const shoot = async (page: typeof mobilePage) => {
+      await page.bringToFront();
       return page.screenshot({ type: "png" });
     };
-    const [mobile, desktop] = await Promise.all([shoot("mobile"), shoot("desktop")]);
+    // A frame-paint can take a while on a loaded machine: give the shots their own budget.
+    const shotDeadline = Date.now() + timeoutMs;
+    const mobile = await beforeDeadline(shoot(mobilePage), shotDeadline, timeoutMs);
+    const desktop = await beforeDeadline(shoot(desktopPage), shotDeadline, timeoutMs);
     return { mobile, desktop };
   } finally {
     await context.close().catch(() => undefined);

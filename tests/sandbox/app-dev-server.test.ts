@@ -47,7 +47,8 @@ describe("app dev server (local driver, Expo's own dev server)", () => {
     const lines: string[] = [];
     const server = await startAppDevServer(sandbox, { onStdout: (line) => void lines.push(line) });
     startedPids.push(server.handle.pid);
-    expect(server.previewUrl).toBe(`http://localhost:${server.port}`);
+    // Beside a dashboard on localhost, previews are on another site (LOCAL_PREVIEW_HOST).
+    expect(server.previewUrl).toBe(`http://127.0.0.1:${server.port}`);
     expect(lines).toContain(`Waiting on http://localhost:${server.port}\n`);
 
     const page = await fetch(server.previewUrl);
