@@ -1,4 +1,4 @@
-import { stripAnsi } from "./ansi";
+import { stripAnsi } from "@/lib/log/ansi";
 import { createErrorMatcher, createSuccessMatcher, isSuccessLine } from "./patterns";
 
 /** Spec 8: errors are buffered for 500 ms after their last line before they are sent. */

@@ -1,4 +1,4 @@
-import { stripAnsi } from "@/lib/devlog/ansi";
+import { stripAnsi } from "@/lib/log/ansi";
 import { redactSecrets } from "@/lib/log/redact";
 
 /** The event name frontends of such builders already listen for. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { stripAnsi } from "@/lib/devlog/ansi";
+import { stripAnsi } from "@/lib/log/ansi";
 import { createLogScanner } from "@/lib/devlog/scanner";
 import { ERROR_LINES, PLAIN_LINES } from "./lines";
 
