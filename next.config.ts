@@ -16,6 +16,8 @@ const nextConfig: NextConfig = {
     "@babel/parser",
   ],
   poweredByHeader: false,
+  // Server code keeps its class names: an error's `name` (in logs) is its class's name.
+  experimental: { serverMinification: false },
   // `npm run lint` (part of `npm test` and CI) runs `tsc --noEmit` over the whole project; the
   // production build would repeat that check on every first start.
   typescript: { ignoreBuildErrors: true },

@@ -1,6 +1,7 @@
 /**
  * Base of every error the product maps to an HTTP answer. `code` is snake_case and stable;
- * `message` is a human sentence that never contains a secret.
+ * `message` is a human sentence that never contains a secret. `name` is the subclass's own name,
+ * so subclasses do not set it.
  */
 export class AppError extends Error {
   constructor(
@@ -10,7 +11,7 @@ export class AppError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = "AppError";
+    this.name = new.target.name;
   }
 }
 
@@ -35,34 +36,29 @@ export function isAppError(error: unknown): error is AppError {
 export class BadRequestError extends AppError {
   constructor(message: string, code = "invalid_request") {
     super(400, code, message);
-    this.name = "BadRequestError";
   }
 }
 
 export class UnauthorizedError extends AppError {
   constructor(message = "Authentication required: send Authorization: Bearer <token>.") {
     super(401, "unauthorized", message);
-    this.name = "UnauthorizedError";
   }
 }
 
 export class NotFoundError extends AppError {
   constructor(message = "Not found.", code = "not_found") {
     super(404, code, message);
-    this.name = "NotFoundError";
   }
 }
 
 export class ConflictError extends AppError {
   constructor(message: string, code = "conflict") {
     super(409, code, message);
-    this.name = "ConflictError";
   }
 }
 
 export class NotConfiguredError extends AppError {
   constructor(message: string, code = "not_configured") {
     super(503, code, message);
-    this.name = "NotConfiguredError";
   }
 }

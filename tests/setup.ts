@@ -16,9 +16,7 @@ const workerSlot = (Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 5;
 process.env.LOCAL_PORT_RANGE = `${24_000 + workerSlot * WORKER_PORT_SLICE}-${24_000 + (workerSlot + 1) * WORKER_PORT_SLICE - 1}`;
 
 afterAll(async () => {
-  const { stopInstance } = await import("@/lib/instance");
-  const { closeStore } = await import("@/lib/store");
-  stopInstance();
-  await closeStore();
+  const { resetProcessSingletons } = await import("@/lib/singletons");
+  await resetProcessSingletons();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });

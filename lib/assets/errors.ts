@@ -4,18 +4,12 @@ import { AppError } from "@/lib/errors";
  * Base of every refused upload or asset operation. Extends AppError, so a route that lets one
  * escape answers `{ error: { code, message } }` with the matching status.
  */
-export class UploadError extends AppError {
-  constructor(status: number, code: string, message: string, options?: { cause?: unknown }) {
-    super(status, code, message, options);
-    this.name = "UploadError";
-  }
-}
+export class UploadError extends AppError {}
 
 /** Thrown when the body is not a readable multipart form, or a part breaks the form's limits. */
 export class MalformedUploadError extends UploadError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(400, "invalid_multipart", message, options);
-    this.name = "MalformedUploadError";
   }
 }
 
@@ -23,7 +17,6 @@ export class MalformedUploadError extends UploadError {
 export class MissingUploadFieldError extends UploadError {
   constructor(message: string) {
     super(400, "missing_field", message);
-    this.name = "MissingUploadFieldError";
   }
 }
 
@@ -31,7 +24,6 @@ export class MissingUploadFieldError extends UploadError {
 export class UploadTooLargeError extends UploadError {
   constructor(readonly maxBytes: number) {
     super(413, "file_too_large", `The file is larger than the limit of ${formatBytes(maxBytes)}.`);
-    this.name = "UploadTooLargeError";
   }
 }
 
@@ -39,7 +31,6 @@ export class UploadTooLargeError extends UploadError {
 export class UnsupportedFileTypeError extends UploadError {
   constructor(message: string) {
     super(415, "unsupported_file_type", message);
-    this.name = "UnsupportedFileTypeError";
   }
 }
 
@@ -47,7 +38,6 @@ export class UnsupportedFileTypeError extends UploadError {
 export class InvalidFilenameError extends UploadError {
   constructor(message = "The filename has no usable characters left after removing unsafe ones.") {
     super(400, "invalid_filename", message);
-    this.name = "InvalidFilenameError";
   }
 }
 
@@ -55,7 +45,6 @@ export class InvalidFilenameError extends UploadError {
 export class AssetNotFoundError extends UploadError {
   constructor(filename: string) {
     super(404, "asset_not_found", `The project has no asset named ${JSON.stringify(filename)}.`);
-    this.name = "AssetNotFoundError";
   }
 }
 

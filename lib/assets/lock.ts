@@ -1,4 +1,5 @@
 import { getStore, type Sql, type SqlExecutor } from "@/lib/store";
+import { processSingleton } from "@/lib/singletons";
 import { lockForTransaction } from "@/lib/store/advisory-locks";
 
 /**
@@ -51,10 +52,7 @@ export function createKeyedLock(getSql: () => Promise<Sql>, namespace: string): 
   };
 }
 
-const holder = globalThis as typeof globalThis & { __assetManifestLock?: KeyedLock };
-
 /** The process-wide lock serialising asset-manifest updates per project. */
 export function getAssetManifestLock(): KeyedLock {
-  holder.__assetManifestLock ??= createKeyedLock(getStore, "asset-manifest");
-  return holder.__assetManifestLock;
+  return processSingleton("assetManifestLock", () => createKeyedLock(getStore, "asset-manifest"));
 }

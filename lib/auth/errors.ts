@@ -8,7 +8,6 @@ export class CrossSiteRequestError extends AppError {
       "cross_site_request",
       "This request came from another site. Use the dashboard itself, or call the API with Authorization: Bearer <token>.",
     );
-    this.name = "CrossSiteRequestError";
   }
 }
 
@@ -20,6 +19,5 @@ export class EmailInUseError extends AppError {
       "email_in_use",
       "Another account of this service already uses this email address. Sign in with that account's API token instead.",
     );
-    this.name = "EmailInUseError";
   }
 }

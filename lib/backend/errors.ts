@@ -26,7 +26,6 @@ export class BackendApiError extends AppError {
 
   constructor(message: string, details: BackendErrorDetails, status = 502, code = "backend_api_error") {
     super(status, code, message, { cause: details.cause });
-    this.name = "BackendApiError";
     this.operation = details.operation;
     this.upstreamStatus = details.upstreamStatus;
     this.upstreamCode = details.upstreamCode;
@@ -42,7 +41,6 @@ export class BackendApiError extends AppError {
 export class BackendTimeoutError extends BackendApiError {
   constructor(operation: string, timeoutMs: number) {
     super(`Failed to ${operation}: the backend did not answer within ${timeoutMs} ms.`, { operation }, 504, "backend_timeout");
-    this.name = "BackendTimeoutError";
   }
 
   override get retryable(): boolean {
@@ -54,7 +52,6 @@ export class BackendTimeoutError extends BackendApiError {
 export class BackendNetworkError extends BackendApiError {
   constructor(operation: string, cause: unknown) {
     super(`Failed to ${operation}: the backend could not be reached (${describeNetworkFailure(cause)}).`, { operation, cause }, 502, "backend_unreachable");
-    this.name = "BackendNetworkError";
   }
 
   override get retryable(): boolean {
@@ -73,7 +70,6 @@ export class ProjectQuotaReachedError extends BackendApiError {
       409,
       "project_quota_reached",
     );
-    this.name = "ProjectQuotaReachedError";
   }
 }
 
@@ -86,7 +82,6 @@ export class BackendSsoRequiredError extends BackendApiError {
       502,
       "backend_sso_required",
     );
-    this.name = "BackendSsoRequiredError";
   }
 }
 
@@ -101,7 +96,6 @@ export class BackendAuthError extends BackendApiError {
       502,
       "backend_auth_failed",
     );
-    this.name = "BackendAuthError";
   }
 }
 
@@ -114,7 +108,6 @@ export class BackendNotFoundError extends BackendApiError {
       502,
       "backend_not_found",
     );
-    this.name = "BackendNotFoundError";
   }
 }
 

@@ -4,18 +4,12 @@ import { AppError } from "@/lib/errors";
  * Base of every blob-store failure. Extends AppError, so a route that lets one escape answers
  * `{ error: { code, message } }` with the matching status.
  */
-export class BlobError extends AppError {
-  constructor(status: number, code: string, message: string, options?: { cause?: unknown }) {
-    super(status, code, message, options);
-    this.name = "BlobError";
-  }
-}
+export class BlobError extends AppError {}
 
 /** The pathname (or URL) is not one the store accepts: empty segments, `..`, too long, ... */
 export class BlobPathnameError extends BlobError {
   constructor(message: string) {
     super(400, "invalid_blob_pathname", message);
-    this.name = "BlobPathnameError";
   }
 }
 
@@ -23,7 +17,6 @@ export class BlobPathnameError extends BlobError {
 export class BlobOptionsError extends BlobError {
   constructor(message: string) {
     super(400, "invalid_blob_options", message);
-    this.name = "BlobOptionsError";
   }
 }
 
@@ -36,7 +29,6 @@ export class BlobAlreadyExistsError extends BlobError {
       `A blob already exists at "${pathname}"; pass allowOverwrite: true to replace it or addRandomSuffix: true for a unique name.`,
       options,
     );
-    this.name = "BlobAlreadyExistsError";
   }
 }
 
@@ -49,7 +41,6 @@ export class BlobRateLimitedError extends BlobError {
       `The blob store is rate limiting requests${retryAfterSeconds ? `; retry in ${retryAfterSeconds} s` : ""}.`,
       options,
     );
-    this.name = "BlobRateLimitedError";
   }
 }
 
@@ -57,6 +48,5 @@ export class BlobRateLimitedError extends BlobError {
 export class BlobStoreUnavailableError extends BlobError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(502, "blob_store_failed", message, options);
-    this.name = "BlobStoreUnavailableError";
   }
 }

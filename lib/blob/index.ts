@@ -1,5 +1,6 @@
 import path from "node:path";
 import { type Config, getConfig } from "@/lib/config";
+import { processSingleton } from "@/lib/singletons";
 import { getStore } from "@/lib/store";
 import { createFsBlobStore } from "./drivers/fs";
 import { createS3BlobStore } from "./drivers/s3";
@@ -35,11 +36,7 @@ export function createBlobStore(config: Config): BlobStore {
   }
 }
 
-// One instance per process, shared by every route bundle Next.js loads.
-const holder = globalThis as typeof globalThis & { __blobStore?: BlobStore };
-
 /** The process-wide blob store for the configured driver. */
 export function getBlobStore(): BlobStore {
-  holder.__blobStore ??= createBlobStore(getConfig());
-  return holder.__blobStore;
+  return processSingleton("blobStore", () => createBlobStore(getConfig()));
 }

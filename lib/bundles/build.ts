@@ -3,6 +3,7 @@ import { getConfig } from "@/lib/config";
 import { AppError, BadRequestError } from "@/lib/errors";
 import { log, redactSecrets } from "@/lib/log";
 import { getSandboxProvider, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
+import { processSingleton } from "@/lib/singletons";
 import { type AppConfig, readAppConfig } from "./app-config";
 import { parseCommitSha } from "./commit";
 import { BundleBuildError } from "./errors";
@@ -49,9 +50,8 @@ const PROJECT_ID = /^[\w-]{1,128}$/;
 const REPLACEABLE_MAX_AGE_SECONDS = 60;
 
 // One build per sandbox at a time: two exports writing the same dist/ would mix their files.
-const holder = globalThis as typeof globalThis & { __bundleBuilds?: Map<string, Promise<unknown>> };
 function serialized<T>(sandboxId: string, build: () => Promise<T>): Promise<T> {
-  const builds = (holder.__bundleBuilds ??= new Map());
+  const builds = processSingleton("bundleBuilds", () => new Map<string, Promise<unknown>>());
   const run = (builds.get(sandboxId) ?? Promise.resolve()).catch(() => undefined).then(build);
   const settled = run.catch(() => undefined);
   builds.set(sandboxId, settled);

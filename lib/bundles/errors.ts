@@ -15,6 +15,5 @@ export class BundleBuildError extends AppError {
     options?: { cause?: unknown },
   ) {
     super(stage === "export" ? 422 : 502, `bundle_${stage}_failed`, message, options);
-    this.name = "BundleBuildError";
   }
 }

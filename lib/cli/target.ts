@@ -5,12 +5,7 @@ import { getStore, pgliteDirOf, readDatabaseLock, type Sql } from "@/lib/store";
 const HEALTH_TIMEOUT_MS = 5_000;
 
 /** Thrown when a running server refused or failed a CLI's request; carries the server's error. */
-export class ServerApiError extends AppError {
-  constructor(status: number, code: string, message: string) {
-    super(status, code, message);
-    this.name = "ServerApiError";
-  }
-}
+export class ServerApiError extends AppError {}
 
 /** A running server's API as the owner of an API token calls it (Bearer auth, JSON bodies). */
 export class ServerApi {

@@ -4,6 +4,7 @@ import { getConfig } from "@/lib/config";
 import { createErrorReporter } from "@/lib/devlog";
 import { log } from "@/lib/log";
 import { registerSecret } from "@/lib/log/redact";
+import { processSingleton } from "@/lib/singletons";
 import type { Realtime } from "@/lib/realtime";
 import {
   APP_DIR,
@@ -48,12 +49,11 @@ interface AttachedServer {
   /** Settles once the server ended and its last buffered errors were published. */
   reported: Promise<void>;
 }
-const attached = ((globalThis as typeof globalThis & { __attachedBackendDevServers?: Map<string, AttachedServer> })
-  .__attachedBackendDevServers ??= new Map<string, AttachedServer>());
+const attached = () => processSingleton("attachedBackendDevServers", () => new Map<string, AttachedServer>());
 
 /** Whether this process is reading the backend dev server's output of a sandbox. */
 export function isBackendDevServerAttached(sandbox: Sandbox): boolean {
-  return attached.has(sandbox.sandboxId);
+  return attached().has(sandbox.sandboxId);
 }
 
 async function installLocalWatcher(sandbox: Sandbox): Promise<void> {
@@ -70,7 +70,7 @@ export async function isBackendDevServerRunning(sandbox: Sandbox): Promise<boole
  * resolves only after the errors it had buffered were published.
  */
 export async function stopBackendDevServer(sandbox: Sandbox): Promise<boolean> {
-  const server = attached.get(sandbox.sandboxId);
+  const server = attached().get(sandbox.sandboxId);
   const stopped = (await stopProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)) > 0;
   await server?.reported;
   return stopped;
@@ -115,10 +115,10 @@ export async function startBackendDevServer(
     });
     // Flush what is buffered when the server ends, whatever the reason.
     const ended = async () => {
-      if (attached.get(sandbox.sandboxId)?.handle === handle) attached.delete(sandbox.sandboxId);
+      if (attached().get(sandbox.sandboxId)?.handle === handle) attached().delete(sandbox.sandboxId);
       await reporter.close();
     };
-    attached.set(sandbox.sandboxId, { handle, reported: handle.wait().then(ended, ended) });
+    attached().set(sandbox.sandboxId, { handle, reported: handle.wait().then(ended, ended) });
     return true;
   } catch (error) {
     await reporter.close();

@@ -4,7 +4,6 @@ import { AppError } from "@/lib/errors";
 export class ProvisioningFailedError extends AppError {
   constructor(message: string, code = "provisioning_failed", options?: { cause?: unknown }) {
     super(502, code, message, options);
-    this.name = "ProvisioningFailedError";
   }
 }
 
@@ -12,7 +11,6 @@ export class ProvisioningFailedError extends AppError {
 export class ProvisioningInProgressError extends AppError {
   constructor() {
     super(409, "in_progress", "The backend of this project is being set up by another request; try again shortly.");
-    this.name = "ProvisioningInProgressError";
   }
 }
 

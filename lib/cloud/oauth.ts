@@ -36,7 +36,6 @@ export const OAUTH_CALLBACK_PATH = "/backend/callback";
 export class InvalidOAuthStateError extends BadRequestError {
   constructor(message: string) {
     super(`${message} Start connecting again from the project page.`, "invalid_oauth_state");
-    this.name = "InvalidOAuthStateError";
   }
 }
 

@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 
 /** Empty strings in the environment mean "unset", as in most dotenv setups. */
 const optionalString = z
@@ -171,16 +172,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-const cache = globalThis as typeof globalThis & { __appConfig?: Config };
-
 /** The process configuration, parsed once from process.env on first use. */
 export function getConfig(): Config {
-  cache.__appConfig ??= parseConfig(process.env);
-  return cache.__appConfig;
+  return processSingleton("config", () => parseConfig(process.env));
 }
 
-/** Drops the cached configuration so the next getConfig() re-reads process.env (tests, CLIs). */
+/** Drops the cached configuration so the next getConfig() re-reads process.env (tests). */
 export function reloadConfig(): Config {
-  cache.__appConfig = undefined;
+  void resetProcessSingleton("config");
   return getConfig();
 }

@@ -1,6 +1,7 @@
 import { getConfig, type Config } from "@/lib/config";
 import { log } from "@/lib/log";
 import { getStore, type Sql } from "@/lib/store";
+import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import type { EmulatorContext } from "./context";
 import {
   deploymentInfo,
@@ -278,22 +279,15 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   };
 }
 
-const holder = globalThis as typeof globalThis & { __emulator?: { config: Config; emulator: Emulator } };
-
 /** The emulator of this installation (store + config of the process); rebuilt (and the old one closed) when the config is reloaded. */
 export function getDefaultEmulator(): Emulator {
   const config = getConfig();
-  if (holder.__emulator?.config !== config) {
-    void holder.__emulator?.emulator.close();
-    holder.__emulator = { config, emulator: createEmulator({ config }) };
-  }
-  return holder.__emulator.emulator;
-}
-
-/** Closes the installation's emulator, if one was created (shutdown). */
-export async function closeDefaultEmulator(): Promise<void> {
-  await holder.__emulator?.emulator.close();
-  holder.__emulator = undefined;
+  const current = processSingleton("emulator", () => ({ config, emulator: createEmulator({ config }) }), {
+    close: ({ emulator }) => emulator.close(),
+  });
+  if (current.config === config) return current.emulator;
+  void resetProcessSingleton("emulator");
+  return getDefaultEmulator();
 }
 
 /** Answers a request with the installation's emulator (mounted at /emulator when BACKEND_PROVIDER=local). */

@@ -40,7 +40,6 @@ export function route<Ctx = unknown>(handler: Handler<Ctx>): Handler<Ctx> {
 export class UnsupportedMediaTypeError extends AppError {
   constructor() {
     super(415, "unsupported_media_type", "Send the body as JSON, with Content-Type: application/json.");
-    this.name = "UnsupportedMediaTypeError";
   }
 }
 

@@ -18,7 +18,6 @@ export class InjectionError extends AppError {
 
   constructor(code: InjectionErrorCode, message: string, options?: { cause?: unknown }) {
     super(422, code, message, options);
-    this.name = "InjectionError";
   }
 }
 
@@ -30,7 +29,6 @@ export class InjectionError extends AppError {
 export class ExistingProviderError extends AppError {
   constructor(message: string) {
     super(409, "layout_has_convex_provider", message);
-    this.name = "ExistingProviderError";
   }
 }
 

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
+import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import type { Sql } from "@/lib/store";
 import { registerInstance, renewInstance, type InstanceIdentity } from "@/lib/store/instances";
 
@@ -11,11 +12,10 @@ interface Registration {
   db: Sql;
   identity: Promise<InstanceIdentity>;
   heartbeat?: NodeJS.Timeout;
+  stopped: boolean;
 }
 
-// One boot id per process, shared by every route bundle Next.js loads (hence globalThis): two
-// ids in one process would each see the other's runs as owned by a dead boot.
-const holder = globalThis as typeof globalThis & { __appBootId?: string; __appInstance?: Registration };
+const INSTANCE = "instance";
 
 function startHeartbeat(db: Sql, identity: InstanceIdentity, intervalMs: number): NodeJS.Timeout {
   const timer = setInterval(() => {
@@ -36,33 +36,38 @@ function startHeartbeat(db: Sql, identity: InstanceIdentity, intervalMs: number)
   return timer;
 }
 
-/**
- * This process's identity in `db` (instance id + boot id), registered on first use; from then on
- * a heartbeat renews it every INSTANCE_HEARTBEAT_MS. Runs owned by a boot that stopped beating,
- * or whose instance id registered a newer boot (the process restarted), are taken over at once.
- */
-export function currentInstance(db: Sql): Promise<InstanceIdentity> {
-  if (holder.__appInstance?.db !== db) {
-    stopInstance();
-    const { INSTANCE_ID: instanceId, INSTANCE_HEARTBEAT_MS: intervalMs } = getConfig();
-    const identity = { instanceId, bootId: (holder.__appBootId ??= crypto.randomUUID()) };
-    const registration: Registration = {
-      db,
-      identity: registerInstance(db, identity, intervalMs * MISSED_HEARTBEATS).then(() => {
-        if (holder.__appInstance === registration) registration.heartbeat = startHeartbeat(db, identity, intervalMs);
-        return identity;
-      }),
-    };
-    registration.identity.catch(() => {
-      if (holder.__appInstance === registration) holder.__appInstance = undefined;
-    });
-    holder.__appInstance = registration;
-  }
-  return holder.__appInstance!.identity;
+function register(db: Sql): Registration {
+  const { INSTANCE_ID: instanceId, INSTANCE_HEARTBEAT_MS: intervalMs } = getConfig();
+  // One boot id per process, kept when the registration is redone: two ids in one process would
+  // each see the other's runs as owned by a dead boot.
+  const identity = { instanceId, bootId: processSingleton("bootId", () => crypto.randomUUID()) };
+  const registration: Registration = {
+    db,
+    stopped: false,
+    identity: registerInstance(db, identity, intervalMs * MISSED_HEARTBEATS).then(() => {
+      if (!registration.stopped) registration.heartbeat = startHeartbeat(db, identity, intervalMs);
+      return identity;
+    }),
+  };
+  registration.identity.catch(() => resetProcessSingleton(INSTANCE, registration));
+  return registration;
 }
 
-/** Stops the heartbeat (shutdown, tests); other instances count this one dead once its last beat expires. */
-export function stopInstance(): void {
-  clearInterval(holder.__appInstance?.heartbeat);
-  holder.__appInstance = undefined;
+function stop(registration: Registration): void {
+  registration.stopped = true;
+  clearInterval(registration.heartbeat);
+}
+
+/**
+ * This process's identity in `db` (instance id + boot id), registered on first use; from then on
+ * a heartbeat renews it every INSTANCE_HEARTBEAT_MS until the registration is reset (shutdown,
+ * tests). Runs owned by a boot that stopped beating, or whose instance id registered a newer boot
+ * (the process restarted), are taken over at once; other instances count a stopped one dead once
+ * its last beat expires.
+ */
+export function currentInstance(db: Sql): Promise<InstanceIdentity> {
+  const registration = processSingleton(INSTANCE, () => register(db), { close: stop });
+  if (registration.db === db) return registration.identity;
+  void resetProcessSingleton(INSTANCE);
+  return currentInstance(db);
 }

@@ -1,4 +1,5 @@
 import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/singletons";
 import { getStore, type SqlExecutor } from "@/lib/store";
 import { insertErrorNotification, listErrorNotifications } from "@/lib/store/error-notifications";
 import memoryDriver from "./drivers/memory";
@@ -29,12 +30,9 @@ type InProcessRealtime = Realtime & Required<Pick<Realtime, "subscribe">>;
 
 // SSE subscribers of this process listen here. A driver that delivers in-process (memory) is
 // that bus itself; one that delivers elsewhere (pusher) gets this process-wide one beside it.
-const holder = globalThis as typeof globalThis & { __errorNotificationBus?: InProcessRealtime };
-
 function inProcessBus(realtime: Realtime): InProcessRealtime {
   if (realtime.subscribe) return realtime as InProcessRealtime;
-  holder.__errorNotificationBus ??= memoryDriver({});
-  return holder.__errorNotificationBus;
+  return processSingleton("errorNotificationBus", () => memoryDriver({}) as InProcessRealtime);
 }
 
 /**

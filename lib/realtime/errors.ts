@@ -4,7 +4,6 @@ import { AppError } from "@/lib/errors";
 export class RealtimeError extends AppError {
   constructor(status: number, code: string, message: string, options?: { cause?: unknown }) {
     super(status, code, `Realtime: ${message}`, options);
-    this.name = "RealtimeError";
   }
 }
 
@@ -12,7 +11,6 @@ export class RealtimeError extends AppError {
 export class RealtimeNotConfiguredError extends RealtimeError {
   constructor(message: string) {
     super(503, "realtime_not_configured", message);
-    this.name = "RealtimeNotConfiguredError";
   }
 }
 
@@ -20,7 +18,6 @@ export class RealtimeNotConfiguredError extends RealtimeError {
 export class RealtimeInvalidNameError extends RealtimeError {
   constructor(message: string) {
     super(400, "realtime_invalid_name", message);
-    this.name = "RealtimeInvalidNameError";
   }
 }
 
@@ -28,7 +25,6 @@ export class RealtimeInvalidNameError extends RealtimeError {
 export class RealtimePayloadTooLargeError extends RealtimeError {
   constructor(readonly size: number, readonly limit: number) {
     super(413, "realtime_payload_too_large", `event data is ${size} bytes; the limit is ${limit}.`);
-    this.name = "RealtimePayloadTooLargeError";
   }
 }
 
@@ -36,7 +32,6 @@ export class RealtimePayloadTooLargeError extends RealtimeError {
 export class RealtimeTimeoutError extends RealtimeError {
   constructor(readonly timeoutMs: number, options?: { cause?: unknown }) {
     super(504, "realtime_timeout", `the messaging service did not answer within ${timeoutMs} ms.`, options);
-    this.name = "RealtimeTimeoutError";
   }
 }
 
@@ -44,7 +39,6 @@ export class RealtimeTimeoutError extends RealtimeError {
 export class RealtimePublishError extends RealtimeError {
   constructor(readonly upstreamStatus: number | undefined, message: string, options?: { cause?: unknown }) {
     super(502, "realtime_publish_failed", message, options);
-    this.name = "RealtimePublishError";
   }
 }
 

@@ -1,5 +1,6 @@
 import { getConfig, type Config } from "@/lib/config";
 import { registerSecret } from "@/lib/log";
+import { processSingleton } from "@/lib/singletons";
 import memoryDriver from "./drivers/memory";
 import pusherDriver from "./drivers/pusher";
 import { RealtimeNotConfiguredError } from "./errors";
@@ -29,12 +30,10 @@ export function createRealtime(config: Config): Realtime {
   return pusherDriver({ appId, key, secret, cluster });
 }
 
-// One instance per process, shared by every route bundle Next.js loads: the SSE route must
-// subscribe to the same in-memory bus the dev-server scanner publishes to.
-const holder = globalThis as typeof globalThis & { __appRealtime?: Realtime };
-
-/** The process-wide realtime driver, built on first use. */
+/**
+ * The process-wide realtime driver, built on first use: the SSE route must subscribe to the same
+ * in-memory bus the dev-server scanner publishes to.
+ */
 export function getRealtime(): Realtime {
-  holder.__appRealtime ??= createRealtime(getConfig());
-  return holder.__appRealtime;
+  return processSingleton("realtime", () => createRealtime(getConfig()));
 }

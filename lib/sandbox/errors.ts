@@ -9,7 +9,6 @@ import type { CommandResult } from "./port";
 export class SandboxError extends AppError {
   constructor(message: string, options?: { status?: number; code?: string; cause?: unknown }) {
     super(options?.status ?? 502, options?.code ?? "sandbox_error", message, { cause: options?.cause });
-    this.name = "SandboxError";
   }
 }
 
@@ -17,7 +16,6 @@ export class SandboxError extends AppError {
 export class InvalidArgumentError extends SandboxError {
   constructor(message: string, code = "sandbox_invalid_argument") {
     super(message, { status: 400, code });
-    this.name = "InvalidArgumentError";
   }
 }
 
@@ -25,7 +23,6 @@ export class InvalidArgumentError extends SandboxError {
 export class PathOutsideSandboxError extends InvalidArgumentError {
   constructor(path: string) {
     super(`The path ${JSON.stringify(path)} is outside the sandbox.`, "sandbox_path_refused");
-    this.name = "PathOutsideSandboxError";
   }
 }
 
@@ -33,7 +30,6 @@ export class PathOutsideSandboxError extends InvalidArgumentError {
 export class FileNotFoundError extends SandboxError {
   constructor(path: string) {
     super(`No such file or directory in the sandbox: ${path}`, { status: 404, code: "sandbox_file_not_found" });
-    this.name = "FileNotFoundError";
   }
 }
 
@@ -41,7 +37,6 @@ export class FileNotFoundError extends SandboxError {
 export class SandboxNotFoundError extends SandboxError {
   constructor(sandboxId: string) {
     super(`Sandbox ${sandboxId} does not exist or is no longer running.`, { status: 404, code: "sandbox_not_found" });
-    this.name = "SandboxNotFoundError";
   }
 }
 
@@ -49,7 +44,6 @@ export class SandboxNotFoundError extends SandboxError {
 export class SandboxTimeoutError extends SandboxError {
   constructor(message: string) {
     super(message, { status: 504, code: "sandbox_timeout" });
-    this.name = "SandboxTimeoutError";
   }
 }
 
@@ -69,7 +63,6 @@ export class CommandExitError extends SandboxError implements CommandResult {
     const tail = result.stderr.trim().slice(-STDERR_TAIL_CHARS);
     const reason = result.error ?? `exit code ${result.exitCode}`;
     super(`Command failed (${reason})${tail ? `: ${redactSecrets(tail)}` : "."}`, { code: "sandbox_command_failed" });
-    this.name = "CommandExitError";
     this.exitCode = result.exitCode;
     this.error = result.error;
     this.stdout = result.stdout;

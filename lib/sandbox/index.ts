@@ -1,5 +1,6 @@
 import path from "node:path";
 import { getConfig } from "@/lib/config";
+import { processSingleton } from "@/lib/singletons";
 import { getAppToolchain, sandboxNpmEnv } from "@/lib/toolchain";
 import { createE2BSandboxProvider } from "./drivers/e2b";
 import { createLocalSandboxProvider } from "./drivers/local";
@@ -25,29 +26,24 @@ export { createLineSplitter, type LineSplitter } from "./lines";
 /** The template new projects start from (`templates/app`). */
 export const APP_TEMPLATE = "app";
 
-// One provider per process, shared by every route bundle: the local driver tracks running
-// commands in memory, so two instances would not see each other's processes.
-const holder = globalThis as typeof globalThis & { __sandboxProvider?: SandboxProvider };
-
-/** The configured sandbox driver (`SANDBOX_DRIVER`: `local` by default, or `e2b`). */
-export function getSandboxProvider(): SandboxProvider {
-  if (!holder.__sandboxProvider) {
-    const config = getConfig();
-    holder.__sandboxProvider =
-      config.SANDBOX_DRIVER === "e2b"
-        ? createE2BSandboxProvider({ apiKey: config.E2B_API_KEY, e2bTemplate: config.E2B_TEMPLATE })
-        : createLocalSandboxProvider({
-            root: path.join(config.DATA_DIR, "sandboxes"),
-            dependencies: getAppToolchain(),
-            commandEnv: sandboxNpmEnv({ dir: config.APP_TOOLCHAIN_DIR }),
-            portRange: config.LOCAL_PORT_RANGE,
-            previewHost: config.LOCAL_PREVIEW_HOST,
-          });
-  }
-  return holder.__sandboxProvider;
+function createSandboxProvider(): SandboxProvider {
+  const config = getConfig();
+  return config.SANDBOX_DRIVER === "e2b"
+    ? createE2BSandboxProvider({ apiKey: config.E2B_API_KEY, e2bTemplate: config.E2B_TEMPLATE })
+    : createLocalSandboxProvider({
+        root: path.join(config.DATA_DIR, "sandboxes"),
+        dependencies: getAppToolchain(),
+        commandEnv: sandboxNpmEnv({ dir: config.APP_TOOLCHAIN_DIR }),
+        portRange: config.LOCAL_PORT_RANGE,
+        previewHost: config.LOCAL_PREVIEW_HOST,
+      });
 }
 
-/** Forgets the process-wide provider so the next call re-reads the configuration (tests). */
-export function resetSandboxProvider(): void {
-  holder.__sandboxProvider = undefined;
+/**
+ * The configured sandbox driver (`SANDBOX_DRIVER`: `local` by default, or `e2b`), one per
+ * process: the local driver tracks running commands in memory, so two instances would not see
+ * each other's processes.
+ */
+export function getSandboxProvider(): SandboxProvider {
+  return processSingleton("sandboxProvider", createSandboxProvider);
 }

@@ -4,7 +4,6 @@ import { AppError } from "@/lib/errors";
 export class ScreenshotTimeoutError extends AppError {
   constructor(timeoutMs: number) {
     super(504, "screenshot_timeout", `The preview did not finish loading within ${timeoutMs} ms.`);
-    this.name = "ScreenshotTimeoutError";
   }
 }
 
@@ -12,7 +11,6 @@ export class ScreenshotTimeoutError extends AppError {
 export class PreviewUnreachableError extends AppError {
   constructor(detail: string) {
     super(502, "preview_unreachable", `The project preview could not be reached (${detail}). Is its dev server running?`);
-    this.name = "PreviewUnreachableError";
   }
 }
 
@@ -26,6 +24,5 @@ export class BrowserUnavailableError extends AppError {
         "Install it (e.g. `apt-get install chromium`) or set CHROMIUM_PATH to a Chromium or Chrome executable, then retry.",
       options,
     );
-    this.name = "BrowserUnavailableError";
   }
 }

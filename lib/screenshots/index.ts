@@ -1,5 +1,6 @@
 import type { BlobStore } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
+import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import { createBrowserPool, type BrowserPool } from "./browser";
 import { capturePreview } from "./capture";
 
@@ -8,17 +9,15 @@ export { BrowserUnavailableError, ScreenshotTimeoutError, PreviewUnreachableErro
 /** Spec 2.9 paths of a project's screenshots. */
 export const screenshotPathname = (projectId: string, kind: "mobile" | "desktop") => `screenshots/${projectId}-${kind}.png`;
 
-// One warm browser per process, shared by every route bundle.
-const holder = globalThis as typeof globalThis & { __screenshotBrowserPool?: { executablePath: string; pool: BrowserPool } };
-
-/** The process's browser pool for the configured CHROMIUM_PATH (a new pool when the configuration changed). */
+/** The process's one warm browser pool for the configured CHROMIUM_PATH (a new pool when the configuration changed). */
 export function getBrowserPool(): BrowserPool {
   const executablePath = getConfig().CHROMIUM_PATH;
-  if (holder.__screenshotBrowserPool?.executablePath !== executablePath) {
-    void holder.__screenshotBrowserPool?.pool.close();
-    holder.__screenshotBrowserPool = { executablePath, pool: createBrowserPool(executablePath) };
-  }
-  return holder.__screenshotBrowserPool.pool;
+  const current = processSingleton("browserPool", () => ({ executablePath, pool: createBrowserPool(executablePath) }), {
+    close: ({ pool }) => pool.close(),
+  });
+  if (current.executablePath === executablePath) return current.pool;
+  void resetProcessSingleton("browserPool");
+  return getBrowserPool();
 }
 
 /**

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { type Config, getConfig } from "@/lib/config";
+import { processSingleton } from "@/lib/singletons";
 
 const PREFIX = "enc:v1:";
 const IV_BYTES = 12;
@@ -103,10 +104,7 @@ export function deriveKey(label: string, config?: Pick<Config, "SECRETS_KEY" | "
   return crypto.createHmac("sha256", getSecretsKey(config)).update(label).digest();
 }
 
-const holder = globalThis as typeof globalThis & { __secretBox?: SecretBox };
-
 /** The process secret box, keyed by {@link getSecretsKey}. */
 export function getSecretBox(): SecretBox {
-  holder.__secretBox ??= createSecretBox(getSecretsKey());
-  return holder.__secretBox;
+  return processSingleton("secretBox", () => createSecretBox(getSecretsKey()));
 }

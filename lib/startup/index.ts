@@ -1,11 +1,12 @@
 import { getConfig, type Config } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
-import { closeDefaultEmulator, EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
+import { EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
 import { announceSignInLink } from "@/lib/session/announce";
 import { isAppError } from "@/lib/errors";
-import { currentInstance, stopInstance } from "@/lib/instance";
+import { currentInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
-import { closeStore, getStore, type Sql } from "@/lib/store";
+import { resetProcessSingletons } from "@/lib/singletons";
+import { getStore, type Sql } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
 import { resumeDevServers } from "./resume";
 
@@ -72,12 +73,8 @@ export async function startServer(): Promise<void> {
   if (config.BACKEND_PROVIDER === "local") await startEmulator(config);
   // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
   if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
-  const shutdown = () => {
-    stopInstance();
-    void closeDefaultEmulator()
-      .then(closeStore)
-      .finally(() => process.exit(0));
-  };
+  // Stops the heartbeat and closes the emulator's listeners, the browser and, last, the store.
+  const shutdown = () => void resetProcessSingletons().finally(() => process.exit(0));
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);
   // Not awaited: health answers at once while the previews come back.

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { getConfig } from "@/lib/config";
+import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import { migrate } from "./migrate";
 import { openPglite } from "./pglite";
 import { openPostgres } from "./postgres";
@@ -28,30 +29,33 @@ export async function openStore(options: { databaseUrl?: string; dataDir: string
   return sql;
 }
 
-// PGlite is a single connection per data directory: one instance per process, shared by every
-// route bundle Next.js loads, hence globalThis rather than a module variable.
-const holder = globalThis as typeof globalThis & { __appStore?: Promise<Sql> };
+const STORE = "store";
 
-/** The process-wide store, opened on first use. */
+function openConfiguredStore(): Promise<Sql> {
+  const config = getConfig();
+  const pending = openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, baseUrl: config.PUBLIC_BASE_URL });
+  // A store that failed to open is forgotten, so the next call tries again.
+  pending.catch(() => resetProcessSingleton(STORE, pending));
+  return pending;
+}
+
+/**
+ * The process-wide store, opened on first use. PGlite is a single connection per data directory,
+ * so one instance serves the process; it closes after every other singleton, which may use it.
+ */
 export function getStore(): Promise<Sql> {
   if (process.env.NEXT_PHASE === "phase-production-build") {
     throw new Error("The store must not be opened during next build.");
   }
-  if (!holder.__appStore) {
-    const config = getConfig();
-    holder.__appStore = openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, baseUrl: config.PUBLIC_BASE_URL });
-    holder.__appStore.catch(() => {
-      holder.__appStore = undefined;
-    });
-  }
-  return holder.__appStore;
+  return processSingleton(STORE, openConfiguredStore, {
+    close: (pending) => pending.then((sql) => sql.close(), () => undefined),
+    closeLast: true,
+  });
 }
 
-/** Closes the process-wide store (shutdown, tests). */
+/** Closes the process-wide store (command-line scripts). */
 export async function closeStore(): Promise<void> {
-  const pending = holder.__appStore;
-  holder.__appStore = undefined;
-  if (pending) await (await pending).close();
+  await resetProcessSingleton(STORE);
 }
 
 /** Answers once the store answers a trivial query (health checks). */

@@ -2,6 +2,7 @@ import { readFileSync, rmSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import { AppError } from "@/lib/errors";
+import { processSingleton } from "@/lib/singletons";
 
 /** Who holds an embedded database directory: written into its lock file, read by whoever is refused. */
 export interface DatabaseLockHolder {
@@ -28,7 +29,6 @@ export class DatabaseLockedError extends AppError {
         `(or, for the CLIs, let them reach that server's API), or set DATABASE_URL to share a PostgreSQL database. ` +
         `If no such process runs, delete ${lockFile}.`,
     );
-    this.name = "DatabaseLockedError";
   }
 }
 
@@ -38,14 +38,14 @@ export const lockFileOf = (dataDir: string) => `${dataDir}.lock`;
 // A process killed while breaking a stale lock leaves the breaker behind; after this it is stale too.
 const BREAKER_STALE_MS = 10_000;
 
-// Lock files this process holds (every bundle Next.js loads shares them, hence globalThis).
-const held = ((globalThis as typeof globalThis & { __heldDatabaseLocks?: Set<string> }).__heldDatabaseLocks ??= new Set());
+/** Lock files this process holds, shared by every bundle Next.js loads. */
+const heldLocks = () => processSingleton("heldDatabaseLocks", () => new Set<string>());
 
 function isAlive(lockFile: string, holder: DatabaseLockHolder): boolean {
   // A lock of another host (a shared volume) cannot be checked: it counts as held.
   if (holder.hostname !== os.hostname()) return true;
   // Our own pid: held when this process took it; otherwise a previous boot's (a container restart reuses pids).
-  if (holder.pid === process.pid) return held.has(lockFile);
+  if (holder.pid === process.pid) return heldLocks().has(lockFile);
   try {
     process.kill(holder.pid, 0);
   } catch (error) {
@@ -140,12 +140,12 @@ export async function lockDatabaseDirectory(dataDir: string, baseUrl?: string): 
   } finally {
     await fs.rm(draft, { force: true });
   }
-  held.add(lockFile);
+  heldLocks().add(lockFile);
   const releaseOnExit = () => rmSync(lockFile, { force: true });
   process.once("exit", releaseOnExit);
   return async () => {
     process.off("exit", releaseOnExit);
-    held.delete(lockFile);
+    heldLocks().delete(lockFile);
     if ((await readHolder(lockFile))?.pid === process.pid) await fs.rm(lockFile, { force: true });
   };
 }

@@ -7,6 +7,7 @@ import { BACKEND_PACKAGE, BACKEND_PACKAGE_RANGE } from "@/lib/app-names";
 import { AppError } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
 import { log, redactSecrets } from "@/lib/log";
+import { processSingleton } from "@/lib/singletons";
 import type { ToolchainState } from "./state";
 
 export type { ToolchainState } from "./state";
@@ -22,7 +23,6 @@ export type { ToolchainState } from "./state";
 export class ToolchainError extends AppError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(503, "toolchain_unavailable", message, options);
-    this.name = "ToolchainError";
   }
 }
 
@@ -236,15 +236,12 @@ export class AppToolchain {
 /** The template new projects start from; its toolchain is the one prepared at start. */
 export const APP_TEMPLATE_ROOT = path.join(/*turbopackIgnore: true*/ process.cwd(), "templates", "app");
 
-const holder = globalThis as typeof globalThis & { __appToolchain?: AppToolchain };
-
 /**
  * The process-wide toolchain in `APP_TOOLCHAIN_DIR`, shared by every route bundle; progress
  * lines go to the terminal.
  */
 export function getAppToolchain(): AppToolchain {
-  holder.__appToolchain ??= new AppToolchain({ dir: getConfig().APP_TOOLCHAIN_DIR, onProgress: (line) => console.log(line) });
-  return holder.__appToolchain;
+  return processSingleton("appToolchain", () => new AppToolchain({ dir: getConfig().APP_TOOLCHAIN_DIR, onProgress: (line) => console.log(line) }));
 }
 
 /** Starts preparing the template's toolchain unless it is ready or under way; never throws. */
@@ -261,7 +258,3 @@ export async function readAppToolchainStatus(): Promise<ToolchainState> {
   return toolchain.status;
 }
 
-/** Forgets the process-wide toolchain (tests that point APP_TOOLCHAIN_DIR elsewhere). */
-export function resetAppToolchain(): void {
-  holder.__appToolchain = undefined;
-}

@@ -6,7 +6,8 @@ import { DELETE as deleteRoute } from "@/app/api/assets/delete/route";
 import { ASSET_FILES_DIR, ASSET_MANIFEST_PATH, ASSET_STAGING_DIR, type AssetManifest } from "@/lib/assets";
 import { getBlobStore, listAllBlobs } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
-import { getSandboxProvider, resetSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { getSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { resetProcessSingleton } from "@/lib/singletons";
 import { getStore } from "@/lib/store";
 import { listProjectAssets } from "@/lib/store/assets";
 import { insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
@@ -35,7 +36,7 @@ const sandboxNames = async (sandbox: Sandbox, dir: string) =>
  * helpers to call the asset routes and to see everything an upload could have left behind.
  */
 export async function createAssetFixture() {
-  resetSandboxProvider();
+  await resetProcessSingleton("sandboxProvider");
   const db = await getStore();
   const owner = await createTestUser(db, "Owner");
   const stranger = await createTestUser(db, "Stranger");

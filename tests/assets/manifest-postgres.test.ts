@@ -4,7 +4,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createKeyedLock, manifestEntryOf, readAssetManifest, storeAsset, type AcceptedFile, type KeyedLock } from "@/lib/assets";
 import { getBlobStore } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
-import { getSandboxProvider, resetSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { getSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { resetProcessSingleton } from "@/lib/singletons";
 import { openStore, type Sql } from "@/lib/store";
 import { openPostgres } from "@/lib/store/postgres";
 import { listProjectAssets } from "@/lib/store/assets";
@@ -27,7 +28,7 @@ beforeAll(async () => {
     await openStore({ databaseUrl: database.url, dataDir: getConfig().DATA_DIR }),
   ];
   locks = stores.map((store) => createKeyedLock(async () => store, "asset-manifest"));
-  resetSandboxProvider();
+  await resetProcessSingleton("sandboxProvider");
   sandbox = await getSandboxProvider().create();
 });
 afterAll(async () => {

@@ -5,9 +5,10 @@ import { buildBundleInSandbox, buildStaticBundle, type BuildStaticBundleResult }
 import { DEFAULT_EXPORT_COMMAND } from "@/lib/bundles/export";
 import { bundlePrefix } from "@/lib/bundles/paths";
 import { registerSecret } from "@/lib/log";
-import { APP_DIR, getSandboxProvider, resetSandboxProvider, SANDBOX_HOME, type Sandbox } from "@/lib/sandbox";
+import { APP_DIR, getSandboxProvider, SANDBOX_HOME, type Sandbox } from "@/lib/sandbox";
 import { addBinaryAssets, FIXTURE_ASSETS, fetchBlobUrl, listPathnames, md5, sha256Base64Url } from "./build-fixture";
 import { expectExpoUpdatesV1Manifest } from "./expo-manifest";
+import { resetProcessSingleton } from "@/lib/singletons";
 
 const NOW = new Date("2026-11-23T12:00:00.000Z");
 // The real export's output, kept for the tests about what happens around an export.
@@ -26,7 +27,7 @@ const readSaved = (relative: string) => sandbox.files.read(`${SAVED_DIST}/${rela
 const git = async (command: string) => (await sandbox.commands.run(command, { cwd: APP_DIR })).stdout.trim();
 
 beforeAll(async () => {
-  resetSandboxProvider();
+  await resetProcessSingleton("sandboxProvider");
   sandbox = await getSandboxProvider().create({ template: "app" });
   blob = getBlobStore();
   head = await addBinaryAssets(sandbox);

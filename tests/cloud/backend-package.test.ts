@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MIN_BACKEND_PACKAGE_VERSION } from "@/lib/app-names";
 import { ensureBackendPackage } from "@/lib/cloud/backend-package";
-import { APP_DIR, getSandboxProvider, resetSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { APP_DIR, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { resetProcessSingleton } from "@/lib/singletons";
 
 let sandbox: Sandbox;
 const readPackage = async () => JSON.parse(await sandbox.files.read(`${APP_DIR}/package.json`));
@@ -11,7 +12,7 @@ const pin = async (range: string) => {
 };
 
 beforeAll(async () => {
-  resetSandboxProvider();
+  await resetProcessSingleton("sandboxProvider");
   sandbox = await getSandboxProvider().create({ template: "app" });
 });
 afterAll(async () => {

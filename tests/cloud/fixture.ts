@@ -6,7 +6,8 @@ import { reloadConfig } from "@/lib/config";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";
 import { createProject } from "@/lib/projects";
 import { listStoredErrorNotifications } from "@/lib/realtime/error-notifications";
-import { getSandboxProvider, resetSandboxProvider, SANDBOX_HOME } from "@/lib/sandbox";
+import { getSandboxProvider, SANDBOX_HOME } from "@/lib/sandbox";
+import { resetProcessSingleton } from "@/lib/singletons";
 import { getStore, type Sql } from "@/lib/store";
 import { contractRecorder } from "../contract/openapi";
 import type { Project } from "@/lib/store/projects";
@@ -24,7 +25,7 @@ export async function startCloudFixture(env: Record<string, string> = {}) {
   const emulator = await startEmulatorServer({ onExchange: contract.onExchange });
   Object.assign(process.env, { BACKEND_PROVIDER: "local", PROVISION_HOST: emulator.baseUrl, ...env });
   reloadConfig();
-  resetSandboxProvider();
+  await resetProcessSingleton("sandboxProvider");
   const owner = await createTestUser(db, "Owner");
   const sandboxes: string[] = [];
 

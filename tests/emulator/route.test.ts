@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { GET, POST } from "@/app/emulator/[...path]/route";
 import { reloadConfig } from "@/lib/config";
-import { closeDefaultEmulator, getDefaultEmulator } from "@/lib/emulator";
+import { getDefaultEmulator } from "@/lib/emulator";
+import { resetProcessSingleton } from "@/lib/singletons";
 
 const BASE = "http://localhost:3000/emulator";
 
@@ -10,7 +11,7 @@ describe("app/emulator route", () => {
     delete process.env.BACKEND_PROVIDER;
     delete process.env.PUBLIC_BASE_URL;
     reloadConfig();
-    await closeDefaultEmulator();
+    await resetProcessSingleton("emulator");
   });
 
   it("does not exist when the backend is hosted", async () => {
@@ -40,7 +41,7 @@ describe("app/emulator route", () => {
     expect((await info()).status).toBe(200);
 
     // A restart: the listener goes away with the emulator and comes back on the same port.
-    await closeDefaultEmulator();
+    await resetProcessSingleton("emulator");
     await expect(info()).rejects.toThrow();
     expect((await getDefaultEmulator().start()).deployments).toBeGreaterThanOrEqual(1);
     expect(await (await info()).json()).toMatchObject({ kind: "cloud", projectSlug: "routed" });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { reloadConfig } from "@/lib/config";
-import { currentInstance, MISSED_HEARTBEATS, stopInstance } from "@/lib/instance";
+import { currentInstance, MISSED_HEARTBEATS } from "@/lib/instance";
+import { resetProcessSingleton } from "@/lib/singletons";
 import { getStore, type Sql } from "@/lib/store";
 
 let db: Sql;
@@ -11,8 +12,8 @@ beforeAll(async () => {
   reloadConfig();
   db = await getStore();
 });
-afterAll(() => {
-  stopInstance();
+afterAll(async () => {
+  await resetProcessSingleton("instance");
 });
 
 const row = async () =>
@@ -40,7 +41,7 @@ describe("instance identity", () => {
   it("registers the same boot again after its heartbeat was stopped and its row removed", async () => {
     const { bootId } = await currentInstance(db);
     await db.query("delete from app_instances");
-    stopInstance();
+    await resetProcessSingleton("instance");
     expect((await currentInstance(db)).bootId).toBe(bootId);
     expect((await row()).boot_id).toBe(bootId);
   });

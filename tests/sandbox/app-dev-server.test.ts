@@ -8,7 +8,6 @@ import {
   findProcessesByRole,
   getAppPreviewUrl,
   getSandboxProvider,
-  resetSandboxProvider,
   restartAppDevServer,
   SandboxError,
   SandboxTimeoutError,
@@ -18,6 +17,7 @@ import {
   type SandboxProvider,
 } from "@/lib/sandbox";
 import { isProcessAlive } from "@/lib/sandbox/drivers/local-processes";
+import { resetProcessSingleton } from "@/lib/singletons";
 
 /** The page's entry bundle as Metro serves it. */
 async function entryBundle(previewUrl: string): Promise<string> {
@@ -32,7 +32,7 @@ let sandbox: Sandbox;
 const startedPids: number[] = [];
 
 beforeAll(async () => {
-  resetSandboxProvider();
+  await resetProcessSingleton("sandboxProvider");
   provider = getSandboxProvider();
   sandbox = await provider.create({ template: "app" });
 });

@@ -5,8 +5,9 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { POST as createProjectRoute } from "@/app/api/projects/route";
 import { reloadConfig } from "@/lib/config";
-import { APP_DEV_SERVER_ROLE, findProcessesByRole, getSandboxProvider, resetSandboxProvider } from "@/lib/sandbox";
+import { APP_DEV_SERVER_ROLE, findProcessesByRole, getSandboxProvider } from "@/lib/sandbox";
 import { isProcessAlive } from "@/lib/sandbox/drivers/local-processes";
+import { resetProcessSingleton } from "@/lib/singletons";
 import { getStore } from "@/lib/store";
 import { getProject, listProjects } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
@@ -26,7 +27,7 @@ const createProject = (name: string) =>
   );
 
 beforeAll(async () => {
-  resetSandboxProvider();
+  await resetProcessSingleton("sandboxProvider");
   owner = await createTestUser(await getStore());
 });
 

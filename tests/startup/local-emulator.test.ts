@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { reloadConfig } from "@/lib/config";
-import { closeDefaultEmulator, getDefaultEmulator } from "@/lib/emulator";
+import { getDefaultEmulator } from "@/lib/emulator";
+import { resetProcessSingleton } from "@/lib/singletons";
 import { startServer } from "@/lib/startup";
 
 describe("server start in local mode", () => {
   afterAll(async () => {
-    await closeDefaultEmulator();
+    await resetProcessSingleton("emulator");
     delete process.env.BACKEND_PROVIDER;
     reloadConfig();
   });
