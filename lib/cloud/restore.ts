@@ -12,15 +12,15 @@ import { migrateLegacyBackendNames } from "./legacy-names";
 /**
  * Spec 4.5 restore: writes `EXPO_PUBLIC_CONVEX_URL` back into `.env.local` from the stored
  * credentials, after migrating an app wired with the names of earlier versions. The injected
- * folder and wrapper are committed and persist, so they are never rewritten. True when the
- * project has credentials (the dev server can then be started).
+ * folder and wrapper are committed and persist, so they are never rewritten. Returns the
+ * project's credentials (the backend dev server can then be started), null when it has none.
  */
-export async function restoreBackendEnvToSandbox(sandbox: Sandbox, projectId: string): Promise<boolean> {
+export async function restoreBackendEnvToSandbox(sandbox: Sandbox, projectId: string): Promise<BackendCredentials | null> {
   const credentials = await getBackendCredentials(projectId);
-  if (!credentials) return false;
+  if (!credentials) return null;
   await migrateLegacyBackendNames(sandbox);
   await writeBackendUrl(sandbox, credentials);
-  return true;
+  return credentials;
 }
 
 /** Writes the deployment URL of already loaded credentials into the sandbox's `.env.local`. */
@@ -44,11 +44,7 @@ export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string
  */
 export async function afterSandboxStart(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: boolean }> {
   await restoreAssetsOfProject(sandbox, project);
-  const credentials = await getBackendCredentials(project.id);
-  if (credentials) {
-    await migrateLegacyBackendNames(sandbox);
-    await writeBackendUrl(sandbox, credentials);
-  }
+  const credentials = await restoreBackendEnvToSandbox(sandbox, project.id);
   const previewUrl = await ensureAppDevServer(sandbox);
   if (previewUrl !== project.previewUrl) {
     await updateProjectSandbox(await getStore(), project.id, { sandboxId: sandbox.sandboxId, previewUrl });

@@ -18,6 +18,5 @@ export interface Sql extends SqlExecutor {
   close(): Promise<void>;
 }
 
-/** PostgreSQL type OIDs whose text form we parse ourselves so both drivers agree. */
+/** The PostgreSQL type OID of bigint, whose text form we parse ourselves so both drivers agree. */
 export const INT8_OID = 20;
-export const NUMERIC_OID = 1700;

@@ -115,7 +115,3 @@ export async function deleteApiTokensWithLabel(db: SqlExecutor, userId: string, 
   const { rowCount } = await db.query("delete from api_tokens where user_id = $1 and label = $2", [userId, label]);
   return rowCount;
 }
-
-export async function deleteApiToken(db: SqlExecutor, tokenHash: string): Promise<void> {
-  await db.query("delete from api_tokens where token_hash = $1", [tokenHash]);
-}

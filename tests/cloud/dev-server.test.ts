@@ -119,12 +119,14 @@ describe("backend dev server", () => {
     // The injected files were committed: they survive the restart and are not rewritten.
     expect(await sandbox.files.read(`${APP_DIR}/app/_layout.tsx`)).toContain("<BackendWrapper>");
 
-    // The spec's restore operation alone: only .env.local comes back; unconnected projects answer false.
-    expect(await restoreBackendEnvToSandbox(sandbox, project.id)).toBe(true);
+    // The spec's restore operation alone: only .env.local comes back; unconnected projects answer null.
+    const restored = await restoreBackendEnvToSandbox(sandbox, project.id);
+    expect(restored?.deploymentUrl).toMatch(/^https?:\/\//);
+    expect(before).toContain(restored!.deploymentUrl);
     expect(await sandbox.files.read(envFile)).toBe(before);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(0);
     const unconnected = await fx.newProject();
-    expect(await restoreBackendEnvToSandbox(await fx.sandboxOf(unconnected), unconnected.id)).toBe(false);
+    expect(await restoreBackendEnvToSandbox(await fx.sandboxOf(unconnected), unconnected.id)).toBeNull();
     expect(await (await fx.sandboxOf(unconnected)).files.exists(envFile)).toBe(false);
 
     await sandbox.files.remove(envFile);
