@@ -29,7 +29,7 @@ export async function parseChannelAuthorizationRequest(request: Request): Promis
  */
 export async function authorizeChannel(realtime: Realtime, socketId: string, channel: string): Promise<ChannelAuthorization> {
   if (!realtime.authorizeChannel) {
-    throw new RealtimeNotConfiguredError(`the ${realtime.name} driver has no private channels to join; read the project's errors/stream instead.`);
+    throw new RealtimeNotConfiguredError(`The ${realtime.name} realtime driver has no private channels to join; read the project's errors/stream instead.`);
   }
   return realtime.authorizeChannel(socketId, channel);
 }

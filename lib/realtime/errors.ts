@@ -1,11 +1,7 @@
 import { AppError } from "@/lib/errors";
 
 /** Base of every realtime failure; the HTTP layer maps it like any `AppError`. */
-export class RealtimeError extends AppError {
-  constructor(status: number, code: string, message: string, options?: { cause?: unknown }) {
-    super(status, code, `Realtime: ${message}`, options);
-  }
-}
+export class RealtimeError extends AppError {}
 
 /** Thrown when the selected driver lacks required settings. */
 export class RealtimeNotConfiguredError extends RealtimeError {
@@ -24,14 +20,14 @@ export class RealtimeInvalidNameError extends RealtimeError {
 /** Thrown when an event's data is over the size limit (Pusher answers 413 and drops it). */
 export class RealtimePayloadTooLargeError extends RealtimeError {
   constructor(readonly size: number, readonly limit: number) {
-    super(413, "realtime_payload_too_large", `event data is ${size} bytes; the limit is ${limit}.`);
+    super(413, "realtime_payload_too_large", `The realtime event data is ${size} bytes; the limit is ${limit}.`);
   }
 }
 
 /** Thrown when the messaging service does not answer within the request timeout. */
 export class RealtimeTimeoutError extends RealtimeError {
   constructor(readonly timeoutMs: number, options?: { cause?: unknown }) {
-    super(504, "realtime_timeout", `the messaging service did not answer within ${timeoutMs} ms.`, options);
+    super(504, "realtime_timeout", `The realtime service did not answer within ${timeoutMs} ms.`, options);
   }
 }
 

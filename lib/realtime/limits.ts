@@ -23,8 +23,8 @@ export function encodeEventData(payload: unknown): string {
  * @throws RealtimeInvalidNameError, RealtimePayloadTooLargeError
  */
 export function checkPublishable(channel: string, event: string, payload: unknown): string {
-  if (!NAME_PATTERN.test(channel)) throw new RealtimeInvalidNameError(`invalid channel name "${channel.slice(0, 200)}".`);
-  if (!NAME_PATTERN.test(event)) throw new RealtimeInvalidNameError(`invalid event name "${event.slice(0, 200)}".`);
+  if (!NAME_PATTERN.test(channel)) throw new RealtimeInvalidNameError(`Invalid realtime channel name "${channel.slice(0, 200)}".`);
+  if (!NAME_PATTERN.test(event)) throw new RealtimeInvalidNameError(`Invalid realtime event name "${event.slice(0, 200)}".`);
   const data = encodeEventData(payload);
   const size = Buffer.byteLength(data);
   if (size > MAX_EVENT_DATA_BYTES) throw new RealtimePayloadTooLargeError(size, MAX_EVENT_DATA_BYTES);

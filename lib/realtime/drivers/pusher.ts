@@ -49,7 +49,7 @@ function toRealtimeError(error: unknown, timeoutMs: number): Error {
     );
   }
   if (failure.error?.name === "AbortError") return new RealtimeTimeoutError(timeoutMs, { cause: error });
-  return new RealtimePublishError(undefined, "could not reach Pusher.", { cause: error });
+  return new RealtimePublishError(undefined, "Pusher could not be reached.", { cause: error });
 }
 
 /**
@@ -58,9 +58,9 @@ function toRealtimeError(error: unknown, timeoutMs: number): Error {
  */
 const driver: RealtimeDriverFactory<PusherRealtimeOptions> = (options) => {
   for (const field of ["appId", "key", "secret"] as const) {
-    if (!options[field]) throw new RealtimeNotConfiguredError(`the pusher driver needs "${field}".`);
+    if (!options[field]) throw new RealtimeNotConfiguredError(`The pusher realtime driver needs "${field}".`);
   }
-  if (!options.cluster && !options.host) throw new RealtimeNotConfiguredError('the pusher driver needs "cluster" or "host".');
+  if (!options.cluster && !options.host) throw new RealtimeNotConfiguredError('The pusher realtime driver needs "cluster" or "host".');
   const timeoutMs = options.timeoutMs ?? 10_000;
   let client: Promise<PusherClient> | undefined;
 
