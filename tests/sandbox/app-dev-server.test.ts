@@ -1,23 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { reloadConfig } from "@/lib/config";
 import { ConflictError } from "@/lib/errors";
-import {
-  APP_DEV_SERVER_ROLE,
-  APP_DIR,
-  ensureAppDevServer,
-  findProcessesByRole,
-  getAppPreviewUrl,
-  getSandboxProvider,
-  resetSandboxProvider,
-  restartAppDevServer,
-  SandboxError,
-  SandboxTimeoutError,
-  startAppDevServer,
-  stopAppDevServer,
-  type Sandbox,
-  type SandboxProvider,
-} from "@/lib/sandbox";
-import { isProcessAlive } from "@/lib/sandbox/drivers/local-processes";
+import { APP_DEV_SERVER_ROLE, ensureAppDevServer, getAppPreviewUrl, restartAppDevServer, startAppDevServer, stopAppDevServer } from "@/lib/dev-servers";
+import { APP_DIR, findProcessesByRole, getSandboxProvider, resetSandboxProvider, SandboxError, SandboxTimeoutError, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
+import { isProcessAlive } from "@/lib/sandbox/drivers/local-os-processes";
 
 /** The page's entry bundle as Metro serves it. */
 async function entryBundle(previewUrl: string): Promise<string> {
