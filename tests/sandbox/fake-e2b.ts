@@ -194,6 +194,14 @@ const OUTPUT_GRACE_MS = 100;
 
 type SdkFileData = string | ArrayBuffer;
 
+interface SdkEntry {
+  name: string;
+  path: string;
+  type: "file" | "dir";
+  size: number;
+  modifiedTime: Date;
+}
+
 interface DirectoryCommand {
   cmd: string;
   cwd: string;
@@ -305,9 +313,10 @@ class DirectorySdkSandbox {
 
   private async spawn(cmd: string, cwd: string, envs: Record<string, string>, opts: StartOptions): Promise<DirectoryCommand> {
     const hostEnvs = Object.fromEntries(Object.entries(envs).map(([name, value]) => [name, this.toHostText(value)]));
+    const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: this.hostHome, USER: "user", ...hostEnvs };
     const child = spawn("bash", ["-lc", this.toHostText(cmd)], {
       cwd: path.join(this.root, cwd),
-      env: { PATH: process.env.PATH, HOME: this.hostHome, USER: "user", ...hostEnvs },
+      env: env as NodeJS.ProcessEnv,
       // Its own process group, so a kill reaches what the command started.
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -395,14 +404,14 @@ class DirectoryFiles {
   }
 
   /** Entries sorted by name, as envd lists them; `depth` levels deep. */
-  async list(sandboxPath: string, opts: { depth?: number } = {}) {
+  async list(sandboxPath: string, opts: { depth?: number } = {}): Promise<SdkEntry[]> {
     const { path: absolute, host } = this.locate(sandboxPath);
     const dirents = await fs.readdir(host, { withFileTypes: true }).catch((error: unknown) => this.notFound(sandboxPath, error));
-    const entries = [];
+    const entries: SdkEntry[] = [];
     for (const dirent of dirents.sort((a, b) => a.name.localeCompare(b.name))) {
       const childPath = path.posix.join(absolute, dirent.name);
       const stat = await fs.stat(path.join(host, dirent.name));
-      const type = stat.isDirectory() ? "dir" : "file";
+      const type = stat.isDirectory() ? ("dir" as const) : ("file" as const);
       entries.push({ name: dirent.name, path: childPath, type, size: stat.size, modifiedTime: stat.mtime });
       if (type === "dir" && (opts.depth ?? 1) > 1) entries.push(...(await this.list(childPath, { depth: (opts.depth ?? 1) - 1 })));
     }
