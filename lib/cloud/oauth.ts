@@ -11,13 +11,13 @@ import { getConfig, type Config } from "@/lib/config";
 import { AppError, BadRequestError, ConflictError, NotConfiguredError, NotFoundError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { registerSecret } from "@/lib/log/redact";
+import type { OpenProjectSandbox } from "@/lib/projects";
 import { deriveKey, getSecretBox } from "@/lib/secrets";
 import { getStore, type Sql, type SqlExecutor } from "@/lib/store";
 import { insertOAuthState, oauthStateExists, takeOAuthState } from "@/lib/store/oauth-states";
-import type { OpenProjectSandbox } from "@/lib/projects";
 import { getOwnedProject, type Project } from "@/lib/store/projects";
-import { sandboxSteps } from "./enable";
 import { getBackendSettings, type BackendSettings } from "./backend-settings";
+import { sandboxSteps } from "./enable";
 import { runProvisioning } from "./provisioning-run";
 import { checkLayoutBeforeEnable } from "./sandbox-setup";
 
