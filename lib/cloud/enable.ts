@@ -4,7 +4,7 @@ import { NotConfiguredError } from "@/lib/errors";
 import type { OpenProjectSandbox } from "@/lib/projects";
 import { log } from "@/lib/log";
 import { restartAppDevServer } from "@/lib/dev-servers";
-import { type Sandbox } from "@/lib/sandbox";
+import type { Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";

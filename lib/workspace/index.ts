@@ -5,7 +5,7 @@ import { ensureBackendDevServer, writeBackendUrl } from "@/lib/cloud/restore";
 import { log } from "@/lib/log";
 import { ensureProjectSandbox } from "@/lib/projects";
 import { ensureAppDevServer } from "@/lib/dev-servers";
-import { type Sandbox } from "@/lib/sandbox";
+import type { Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import { updateProjectSandbox, type Project } from "@/lib/store/projects";
 
