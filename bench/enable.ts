@@ -16,6 +16,7 @@ process.env.SEED_DEMO = "false";
 const { startEmulatorServer } = await import("@/lib/emulator/server");
 const { reloadConfig } = await import("@/lib/config");
 const { enableCloudBackend } = await import("@/lib/cloud/enable");
+const { openProjectSandbox } = await import("@/lib/workspace");
 const { createProject } = await import("@/lib/projects");
 const { getSandboxProvider } = await import("@/lib/sandbox");
 const { closeStore, getStore } = await import("@/lib/store");
@@ -46,7 +47,7 @@ async function run(latencyMs: number): Promise<void> {
     // Every management call of this enable waits `latencyMs`; deployment calls answer at once.
     if (latencyMs > 0) server.emulator.faults.add({ api: "management", latencyMs, times: 1_000 });
     const started = performance.now();
-    await enableCloudBackend(project);
+    await enableCloudBackend(project, openProjectSandbox);
     samples.push(performance.now() - started);
     server.emulator.faults.clear();
   }

@@ -22,6 +22,7 @@ const { enableCloudBackend } = await import("@/lib/cloud/enable");
 const { createProject } = await import("@/lib/projects");
 const { getSandboxProvider } = await import("@/lib/sandbox");
 const { buildProjectBundle } = await import("@/lib/bundles/project-build");
+const { openProjectSandbox } = await import("@/lib/workspace");
 const { closeStore, getStore } = await import("@/lib/store");
 const { insertUser } = await import("@/lib/store/users");
 const { APP_TEMPLATE_ROOT, AppToolchain } = await import("@/lib/toolchain");
@@ -74,12 +75,12 @@ try {
   console.log(`first Metro web bundle after that: p50 ${seconds(median(firstBundles))} [${firstBundles.map(seconds).join(", ")}]`);
 
   const exportStarted = performance.now();
-  const built = await buildProjectBundle(starter!);
+  const built = await buildProjectBundle(starter!, await openProjectSandbox(starter!));
   if (!built.success) throw new Error(built.error);
   console.log(`expo export --platform ios of the starter, uploaded: ${seconds(performance.now() - exportStarted)}`);
 
   const enableStarted = performance.now();
-  const { deploymentUrl } = await enableCloudBackend(starter!);
+  const { deploymentUrl } = await enableCloudBackend(starter!, openProjectSandbox);
   const enabled = performance.now() - enableStarted;
   const project = (await (await import("@/lib/store/projects")).getProject(db, starter!.id))!;
   const bundle = await (await fetch(await entryBundleUrl(project.previewUrl!))).text();

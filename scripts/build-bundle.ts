@@ -5,13 +5,14 @@ import { BUILD_USAGE, parseBuildArgs, runBuildCommand, type BuildCommand } from 
 import { loadServerEnv } from "@/lib/cli/env";
 import { openCliTarget } from "@/lib/cli/target";
 import { closeStore } from "@/lib/store";
+import { openProjectSandbox } from "@/lib/workspace";
 
 loadServerEnv();
 let command: BuildCommand | undefined;
 try {
   command = parseBuildArgs(process.argv.slice(2));
   const target = await openCliTarget();
-  const deps = target.kind === "api" ? { api: target.api } : { db: target.db };
+  const deps = target.kind === "api" ? { api: target.api } : { db: target.db, openSandbox: openProjectSandbox };
   const result = await runBuildCommand(command, { ...deps, output: process.stdout });
   if (!result.success) process.exitCode = 1;
 } catch (error) {

@@ -2,7 +2,7 @@ import path from "node:path";
 import { requireOwnedProject } from "@/lib/auth";
 import { getBlobStore } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
-import { ensureProjectSandbox } from "@/lib/projects";
+import type { OpenProjectSandbox } from "@/lib/projects";
 import { getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
@@ -45,33 +45,24 @@ export function defaultAssetStorage(): AssetStorage {
 
 /**
  * POST /api/assets/upload: reads the multipart form (`file`, `projectId`), checks that `user`
- * owns the project (404 otherwise), validates the file and stores it as an asset.
+ * owns the project (404 otherwise), validates the file and stores it as an asset in the sandbox
+ * `openSandbox` gives.
  */
-export function uploadAssetFromRequest(request: Request, user: User): Promise<AssetUploadResult> {
+export function uploadAssetFromRequest(request: Request, user: User, openSandbox: OpenProjectSandbox): Promise<AssetUploadResult> {
   return withReceivedForm(request, uploadReceiveOptions(), async ({ fields, file }) => {
     if (!fields.projectId) throw new MissingUploadFieldError('The form has no "projectId" field.');
     const project = await requireOwnedProject(user, fields.projectId);
     const accepted = await acceptFile(file, { kinds: ASSET_KINDS });
-    const sandbox = await projectSandboxWithAssets(project);
+    const sandbox = await openSandbox(project);
     return storeAsset({ userId: user.id, projectId: project.id, sandbox }, accepted, defaultAssetStorage());
   });
 }
 
 /** DELETE /api/assets/delete: removes one asset of a project `user` owns (404 otherwise). */
-export async function deleteAssetOfProject(user: User, projectId: string, filename: string): Promise<void> {
+export async function deleteAssetOfProject(user: User, projectId: string, filename: string, openSandbox: OpenProjectSandbox): Promise<void> {
   const project = await requireOwnedProject(user, projectId);
-  const sandbox = await projectSandboxWithAssets(project);
+  const sandbox = await openSandbox(project);
   await deleteAsset({ userId: user.id, projectId: project.id, sandbox }, filename, defaultAssetStorage());
-}
-
-/**
- * The project's sandbox for asset work. A sandbox created here, for a project that had none, first
- * gets the project's recorded assets, so its manifest starts complete rather than from scratch.
- */
-export async function projectSandboxWithAssets(project: Project): Promise<Sandbox> {
-  const sandbox = await ensureProjectSandbox(await getStore(), project);
-  if (!project.sandboxId) await restoreAssetsOfProject(sandbox, project);
-  return sandbox;
 }
 
 /** Reconciles one project's assets with the process-wide storage and sandboxes (route and CLI). */

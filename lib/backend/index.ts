@@ -1,7 +1,7 @@
 /**
  * Client of the backend's documented v1 Platform API through `@convex-dev/platform`: management
  * (managed + OAuth provisioning) and deployment (environment variables, auth keys). Every function takes its hosts, timeout and fetch through
- * an options object; `getBackendSettings(config)` resolves them for this installation.
+ * an options object (lib/cloud/backend-settings resolves them for this installation).
  */
 export { formatAdminKey, parseAdminKey, teamSlugFromAccessToken, toStoredAdminKey, type AdminKeyParts } from "./admin-key";
 export { AUTH_VARIABLES, generateAuthKeys, initializeBackendAuth, type AuthKeys, type SigningJwk } from "./auth-keys";
@@ -47,7 +47,6 @@ export {
   type ProvisionWorkflowOptions,
 } from "./provisioning";
 export { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, isRetryableBackendError, withRetries, type RetryOptions } from "./retries";
-export { getBackendSettings, isManagedModeConfigured, type BackendSettings } from "./settings";
 export type {
   BackendProject,
   CreateProjectResponse,

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { BadRequestError, NotFoundError } from "@/lib/errors";
+import type { OpenProjectSandbox } from "@/lib/projects";
 import type { SqlExecutor } from "@/lib/store";
 import { getProject } from "@/lib/store/projects";
 import type { BuildStaticBundleOptions, BuildStaticBundleResult } from "./build";
@@ -43,7 +44,7 @@ function buildThroughServer(api: ServerApi, command: BuildCommand): Promise<Serv
  */
 export async function runBuildCommand(
   command: BuildCommand,
-  deps: ({ db: SqlExecutor; options?: BuildStaticBundleOptions } | { api: ServerApi }) & { output: NodeJS.WritableStream },
+  deps: ({ db: SqlExecutor; openSandbox: OpenProjectSandbox; options?: BuildStaticBundleOptions } | { api: ServerApi }) & { output: NodeJS.WritableStream },
 ): Promise<BuildStaticBundleResult | ServerBuildAnswer> {
   let result: BuildStaticBundleResult | ServerBuildAnswer;
   if ("api" in deps) {
@@ -51,7 +52,7 @@ export async function runBuildCommand(
   } else {
     const project = await getProject(deps.db, command.projectId);
     if (!project) throw new NotFoundError(`No project ${command.projectId} in the store.`, "project_not_found");
-    result = await buildProjectBundle(project, command, deps.options);
+    result = await buildProjectBundle(project, await deps.openSandbox(project), command, deps.options);
   }
   deps.output.write(JSON.stringify(result) + "\n");
   return result;

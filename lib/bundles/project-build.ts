@@ -1,4 +1,4 @@
-import { connectProjectSandbox } from "@/lib/cloud/enable";
+import type { Sandbox } from "@/lib/sandbox";
 import type { Project } from "@/lib/store/projects";
 import { buildBundleInSandbox, type BuildStaticBundleOptions, type BuildStaticBundleResult } from "./build";
 import { resolveCommit } from "./commit";
@@ -11,16 +11,16 @@ export interface ProjectBuildRequest {
 }
 
 /**
- * Builds and uploads the static iOS bundle of a project's sandbox (the route and the CLI).
+ * Builds and uploads the static iOS bundle of a project from its sandbox (the route and the CLI).
  * Throws AppErrors for what must be fixed before a build can start (no sandbox, no commit, an
  * invalid commit id); the build itself answers `{ success: false }` like spec 4.4.
  */
 export async function buildProjectBundle(
   project: Project,
+  sandbox: Sandbox,
   request: ProjectBuildRequest = {},
   options: BuildStaticBundleOptions = {},
 ): Promise<BuildStaticBundleResult & { commitSha: string }> {
-  const sandbox = await connectProjectSandbox(project);
   const commit = await resolveCommit(sandbox, request);
   const result = await buildBundleInSandbox(sandbox, { projectId: project.id, commitSha: commit.sha, commitMessage: commit.message }, options);
   return { ...result, commitSha: commit.sha };

@@ -1,7 +1,8 @@
 import { deleteManagedProject, withRetries } from "@/lib/backend";
 import { BadRequestError, ConflictError } from "@/lib/errors";
 import { log } from "@/lib/log";
-import { getSandboxProvider, SandboxNotFoundError, startAppDevServer, stopAppDevServer, type Sandbox } from "@/lib/sandbox";
+import { startAppDevServer, stopAppDevServer } from "@/lib/dev-servers";
+import { getSandboxProvider, SandboxNotFoundError, type Sandbox } from "@/lib/sandbox";
 import { getStore, type SqlExecutor } from "@/lib/store";
 import { deleteCredentials, getCredentials, type BackendCredentials } from "@/lib/store/credentials";
 import { forgetFailedRuns, getRunningOperation } from "@/lib/store/operations";

@@ -1,14 +1,15 @@
-import { backendProjectNameFor, getBackendSettings, isManagedModeConfigured, provisionManagedProject, type BackendSettings } from "@/lib/backend";
+import { backendProjectNameFor, provisionManagedProject } from "@/lib/backend";
 import { getConfig } from "@/lib/config";
 import { NotConfiguredError } from "@/lib/errors";
-import { ensureProjectSandbox } from "@/lib/projects";
+import type { OpenProjectSandbox } from "@/lib/projects";
 import { log } from "@/lib/log";
-import { restartAppDevServer, type Sandbox } from "@/lib/sandbox";
+import { restartAppDevServer } from "@/lib/dev-servers";
+import type { Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { runProvisioning, type ConnectedState, type ProvisioningPlan, type RunnerOptions } from "./provisioning-run";
 import { migrateLegacyBackendNames } from "./legacy-names";
-import { afterSandboxStart } from "./restore";
+import { getBackendSettings, isManagedModeConfigured, type BackendSettings } from "./backend-settings";
 import { getBackendCredentials } from "./credentials";
 import {
   checkLayoutBeforeEnable,
@@ -30,16 +31,6 @@ export function requireManagedSettings(): ManagedSettings {
     );
   }
   return settings;
-}
-
-/**
- * The project's sandbox, created on first use when the project has none yet. A new sandbox gets
- * what a restarted one gets (recorded assets, the backend URL, the backend dev server).
- */
-export async function connectProjectSandbox(project: Project): Promise<Sandbox> {
-  const sandbox = await ensureProjectSandbox(await getStore(), project);
-  if (!project.sandboxId) await afterSandboxStart(sandbox, project);
-  return sandbox;
 }
 
 /** The sandbox half of a provisioning plan, shared by enable and the OAuth callback. */
@@ -66,11 +57,12 @@ export type EnableResult = ConnectedState & { completedSandboxSteps?: SandboxWir
  * sandbox, exactly once. An already connected project answers its stored state; when its sandbox
  * lacks the wiring (connected by managed connect, which skips the sandbox) the sandbox steps are
  * finished and reported. A layout with its own Convex provider that cannot be kept is refused
- * (409) before anything starts.
+ * (409) before anything starts. The sandbox is opened (created on first use) once managed mode
+ * is known to be configured.
  */
-export async function enableCloudBackend(project: Project, options: RunnerOptions = {}): Promise<EnableResult> {
+export async function enableCloudBackend(project: Project, openSandbox: OpenProjectSandbox, options: RunnerOptions = {}): Promise<EnableResult> {
   const settings = requireManagedSettings();
-  const sandbox = await connectProjectSandbox(project);
+  const sandbox = await openSandbox(project);
   if (project.backendProject?.kind !== "connected") await checkLayoutBeforeEnable(sandbox);
   // A project enabled by an earlier version gets the real names now; the app must re-bundle.
   if (project.backendProject?.kind === "connected" && (await migrateLegacyBackendNames(sandbox))) {

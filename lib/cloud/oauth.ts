@@ -3,21 +3,21 @@ import {
   backendProjectNameFor,
   createPkcePair,
   exchangeOAuthCode,
-  getBackendSettings,
   getOAuthAuthorizeUrl,
   provisionBackendProject,
   teamSlugFromAccessToken,
-  type BackendSettings,
 } from "@/lib/backend";
 import { getConfig, type Config } from "@/lib/config";
 import { AppError, BadRequestError, ConflictError, NotConfiguredError, NotFoundError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { registerSecret } from "@/lib/log/redact";
+import type { OpenProjectSandbox } from "@/lib/projects";
 import { deriveKey, getSecretBox } from "@/lib/secrets";
 import { getStore, type Sql, type SqlExecutor } from "@/lib/store";
 import { insertOAuthState, oauthStateExists, takeOAuthState } from "@/lib/store/oauth-states";
 import { getOwnedProject, type Project } from "@/lib/store/projects";
-import { connectProjectSandbox, sandboxSteps } from "./enable";
+import { getBackendSettings, type BackendSettings } from "./backend-settings";
+import { sandboxSteps } from "./enable";
 import { runProvisioning } from "./provisioning-run";
 import { checkLayoutBeforeEnable } from "./sandbox-setup";
 
@@ -182,16 +182,22 @@ function declined(error: string | undefined): { code: string; message: string } 
 }
 
 /** Exchanges the code and runs the OAuth provisioning plan: the enable flow with the user's token. */
-async function connectWithCode(db: Sql, userId: string, projectId: string, code: string, codeVerifier: string): Promise<void> {
+async function connectWithCode(
+  db: Sql,
+  userId: string,
+  projectId: string,
+  grant: { code: string; codeVerifier: string },
+  openSandbox: OpenProjectSandbox,
+): Promise<void> {
   const project = await getOwnedProject(db, projectId, userId);
   if (!project) throw new NotFoundError("Project not found.", "project_not_found");
   requireConnectable(project);
   const settings = requireOAuthSettings();
-  const sandbox = await connectProjectSandbox(project);
+  const sandbox = await openSandbox(project);
   // As in enable: a layout whose own Convex client cannot be kept stops the flow before anything is created.
   await checkLayoutBeforeEnable(sandbox);
   const token = await exchangeOAuthCode(
-    { code, clientId: settings.oauthClientId, clientSecret: settings.oauthClientSecret, redirectUri: oauthRedirectUri(), codeVerifier },
+    { ...grant, clientId: settings.oauthClientId, clientSecret: settings.oauthClientSecret, redirectUri: oauthRedirectUri() },
     settings,
   );
   const accessToken = token.access_token;
@@ -217,12 +223,17 @@ async function connectWithCode(db: Sql, userId: string, projectId: string, code:
  * valid state (declined consent, failed exchange or provisioning) is reported on that URL; a
  * failed provisioning is also recorded as the project's `failed` state.
  */
-export async function completeOAuthConnect(userId: string, params: OAuthCallbackParams, options: OAuthStateOptions = {}): Promise<string> {
+export async function completeOAuthConnect(
+  userId: string,
+  params: OAuthCallbackParams,
+  openSandbox: OpenProjectSandbox,
+  options: OAuthStateOptions = {},
+): Promise<string> {
   const db = await getStore();
   const { projectId, codeVerifier } = await consumeOAuthState(db, params.state, userId, options);
   if (params.error !== undefined || params.code === undefined) return projectDashboardUrl(projectId, declined(params.error));
   try {
-    await connectWithCode(db, userId, projectId, params.code, codeVerifier);
+    await connectWithCode(db, userId, projectId, { code: params.code, codeVerifier }, openSandbox);
     return projectDashboardUrl(projectId);
   } catch (error) {
     if (error instanceof AppError) return projectDashboardUrl(projectId, { code: error.code, message: error.message });

@@ -1,9 +1,8 @@
-import { restoreAssetsOfProject } from "@/lib/assets";
-import { log } from "@/lib/log";
-import { ensureAppDevServer, type Sandbox } from "@/lib/sandbox";
-import { getStore } from "@/lib/store";
+import { ConflictError } from "@/lib/errors";
+import type { OpenProjectSandbox } from "@/lib/projects";
+import type { Sandbox } from "@/lib/sandbox";
 import type { BackendCredentials } from "@/lib/store/credentials";
-import { updateProjectSandbox, type Project } from "@/lib/store/projects";
+import type { Project } from "@/lib/store/projects";
 import { isBackendDevServerAttached, isBackendDevServerRunning, startBackendDevServer } from "./backend-dev-server";
 import { getBackendCredentials } from "./credentials";
 import { writeBackendUrlToEnvFile } from "./env-file";
@@ -39,23 +38,14 @@ export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string
 }
 
 /**
- * The sandbox lifecycle hook: after a (re)start the env file is restored before the app dev
- * server starts (so it reads the URL), then the backend dev server is started again.
+ * POST /api/backend/dev/start: (re)starts a connected project's backend dev server attached to
+ * the error scanner, after writing its URL into `.env.local` again. A project without a backend
+ * is refused (409) before its sandbox is opened. Returns whether the server started.
  */
-export async function afterSandboxStart(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: boolean }> {
-  await restoreAssetsOfProject(sandbox, project);
-  const credentials = await restoreBackendEnvToSandbox(sandbox, project.id);
-  const previewUrl = await ensureAppDevServer(sandbox);
-  if (previewUrl !== project.previewUrl) {
-    await updateProjectSandbox(await getStore(), project.id, { sandboxId: sandbox.sandboxId, previewUrl });
-  }
-  const backendDevServer = credentials ? await ensureBackendDevServer(sandbox, project.id, credentials) : false;
-  if (credentials && !backendDevServer) log.warn("backend dev server did not come back after a sandbox start", { projectId: project.id });
-  return { previewUrl, backendDevServer };
-}
-
-/** Restarts a project's sandbox like the platform would, then runs {@link afterSandboxStart}. */
-export async function restartProjectSandbox(sandbox: Sandbox, project: Project) {
-  await sandbox.restart();
-  return afterSandboxStart(sandbox, project);
+export async function startProjectBackendDevServer(project: Project, openSandbox: OpenProjectSandbox): Promise<boolean> {
+  const credentials = await getBackendCredentials(project.id);
+  if (!credentials) throw new ConflictError("The project has no connected backend.", "backend_not_connected");
+  const sandbox = await openSandbox(project);
+  await writeBackendUrl(sandbox, credentials);
+  return startBackendDevServer(sandbox, project.id, { adminKey: credentials.adminKey, deploymentUrl: credentials.deploymentUrl });
 }

@@ -1,5 +1,6 @@
 import { log } from "@/lib/log";
-import { APP_TEMPLATE, getSandboxProvider, startAppDevServer, type Sandbox } from "@/lib/sandbox";
+import { startAppDevServer } from "@/lib/dev-servers";
+import { APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
 import { claimProjectSandbox, deleteProject, getProject, insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 
@@ -53,6 +54,13 @@ export async function createProject(
     throw error;
   }
 }
+
+/**
+ * How a caller above lib/projects opens a project's sandbox for work: the sandbox, created on
+ * first use, with whatever a new one must get (the composition in lib/workspace). Rooms below
+ * that composition take it as a parameter instead of importing it.
+ */
+export type OpenProjectSandbox = (project: Project) => Promise<Sandbox>;
 
 /**
  * The project's sandbox, created on first use for a project that has none yet. When two

@@ -9,18 +9,7 @@ import type { SandboxProvider } from "./port";
 export * from "./port";
 export * from "./errors";
 export { seedAppFromTemplate, resetAppRepository } from "./app-repository";
-export {
-  APP_DEV_PORT,
-  APP_DEV_SERVER_ROLE,
-  ensureAppDevServer,
-  getAppPreviewUrl,
-  restartAppDevServer,
-  startAppDevServer,
-  stopAppDevServer,
-  type AppDevServer,
-  type AppDevServerOptions,
-} from "./app-dev-server";
-export { findProcessesByRole, PROCESS_ROLE_VARIABLE, roleEnvs, stopProcessesByRole } from "./processes";
+export { findProcessesByRole, PROCESS_ROLE_VARIABLE, roleEnvs, stopProcessesByRole } from "./process-roles";
 export { createLineSplitter, type LineSplitter } from "./lines";
 
 /** The template new projects start from (`templates/app`). */

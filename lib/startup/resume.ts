@@ -1,9 +1,9 @@
 import { mapWithConcurrency } from "@/lib/bundles/pool";
-import { afterSandboxStart } from "@/lib/cloud/restore";
 import { log } from "@/lib/log";
 import { getSandboxProvider } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
 import { listProjectsWithPreview, type Project } from "@/lib/store/projects";
+import { afterSandboxStart } from "@/lib/workspace";
 
 /** Projects whose dev servers are brought back at once; the rest wait their turn (each start runs Metro). */
 export const RESUME_CONCURRENCY = 2;

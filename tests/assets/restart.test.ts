@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as listRoute } from "@/app/api/assets/route";
 import { POST as restartRoute } from "@/app/api/projects/[id]/sandbox/restart/route";
 import { ASSET_FILES_DIR, assetBlobPrefix, type AssetUploadResult } from "@/lib/assets";
-import { afterSandboxStart } from "@/lib/cloud/restore";
 import { createProject } from "@/lib/projects";
 import { APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { listProjectAssets } from "@/lib/store/assets";
 import { getProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 import { assetForm, blobBytes, blobPathnames, setupAssetFixture } from "./fixture";
 import { sample } from "./samples";
+import { afterSandboxStart } from "@/lib/workspace";
 
 // Real local sandboxes seeded from the app template (a git repository whose restart resets and
 // cleans untracked files), driven through the upload, restart and delete routes.

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { getBackendSettings, isManagedModeConfigured, provisionManagedProject, queryEnvVariable } from "@/lib/backend";
+import { provisionManagedProject, queryEnvVariable } from "@/lib/backend";
+import { getBackendSettings, isManagedModeConfigured } from "@/lib/cloud/backend-settings";
 import { parseConfig } from "@/lib/config";
 import { getEmulatorIdentity } from "@/lib/emulator";
 import { startEmulatorServer, type EmulatorServer } from "@/lib/emulator/server";

@@ -13,6 +13,7 @@ import { getStore } from "@/lib/store";
 import { getProject, insertProject, type Project, updateProjectSandbox } from "@/lib/store/projects";
 import { createTestUser } from "../helpers/users";
 import { fetchBlobUrl } from "./build-fixture";
+import { openProjectSandbox } from "@/lib/workspace";
 
 const BASE = "http://localhost:3000";
 let owner: Awaited<ReturnType<typeof createTestUser>>;
@@ -130,10 +131,10 @@ describe("npm run bundle", () => {
 
   it("builds a stored project and prints the result as JSON", async () => {
     const output = new PassThrough();
-    const result = await runBuildCommand({ projectId: project.id }, { db: await getStore(), output });
+    const result = await runBuildCommand({ projectId: project.id }, { db: await getStore(), openSandbox: openProjectSandbox, output });
     const printed = JSON.parse(String(output.read()));
     expect(result.success).toBe(true);
     expect(printed).toEqual(result);
-    await expect(runBuildCommand({ projectId: crypto.randomUUID() }, { db: await getStore(), output })).rejects.toMatchObject({ code: "project_not_found" });
+    await expect(runBuildCommand({ projectId: crypto.randomUUID() }, { db: await getStore(), openSandbox: openProjectSandbox, output })).rejects.toMatchObject({ code: "project_not_found" });
   });
 });

@@ -5,6 +5,7 @@ import { APP_DIR, findProcessesByRole, type Sandbox } from "@/lib/sandbox";
 import type { Project } from "@/lib/store/projects";
 import { eventsOf } from "../realtime/sse-client";
 import { startCloudFixture, type CloudFixture } from "./fixture";
+import { openProjectSandbox } from "@/lib/workspace";
 
 // The local backend dev server as a user gets it: the real convex CLI's code generation and tsc.
 let fx: CloudFixture;
@@ -14,7 +15,7 @@ let sandbox: Sandbox;
 beforeAll(async () => {
   fx = await startCloudFixture();
   project = await fx.newProject();
-  await enableCloudBackend(project);
+  await enableCloudBackend(project, openProjectSandbox);
   sandbox = await fx.sandboxOf(project);
 });
 afterAll(async () => {

@@ -3,11 +3,13 @@ import { POST as devStartRoute } from "@/app/api/backend/dev/start/route";
 import { GET as statusRoute } from "@/app/api/backend/status/route";
 import { BACKEND_DEV_SERVER_ROLE, stopBackendDevServer } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";
-import { afterSandboxStart, restoreBackendEnvToSandbox } from "@/lib/cloud/restore";
-import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole, SANDBOX_HOME, type Sandbox } from "@/lib/sandbox";
+import { restoreBackendEnvToSandbox } from "@/lib/cloud/restore";
+import { APP_DEV_SERVER_ROLE } from "@/lib/dev-servers";
+import { APP_DIR, findProcessesByRole, SANDBOX_HOME, type Sandbox } from "@/lib/sandbox";
 import { getProject, type Project } from "@/lib/store/projects";
 import { eventsOf } from "../realtime/sse-client";
 import { startCloudFixture, type CloudFixture } from "./fixture";
+import { afterSandboxStart, openProjectSandbox } from "@/lib/workspace";
 
 // A stand-in backend CLI: a success line, a two-line error split across writes, a look-alike;
 // then, each time the test drops a trigger file, the next error. Triggers (not timers) order the
@@ -39,7 +41,7 @@ beforeAll(async () => {
   project = await fx.newProject();
   sandbox = await fx.sandboxOf(project);
   await sandbox.files.write(`${SANDBOX_HOME}/fake-backend-dev.js`, FAKE_DEV);
-  await enableCloudBackend(project);
+  await enableCloudBackend(project, openProjectSandbox);
   // Stopping publishes what the enable-time server still buffered, before any test subscribes.
   await stopBackendDevServer(sandbox);
   project = (await getProject(fx.db, project.id))!;

@@ -7,11 +7,13 @@ import { DEFAULT_MAX_RETRIES } from "@/lib/backend";
 import { reloadConfig } from "@/lib/config";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";
-import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole } from "@/lib/sandbox";
+import { APP_DEV_SERVER_ROLE } from "@/lib/dev-servers";
+import { APP_DIR, findProcessesByRole } from "@/lib/sandbox";
 import { getCredentials } from "@/lib/store/credentials";
 import { getLatestOperation } from "@/lib/store/operations";
 import { getProject, type Project } from "@/lib/store/projects";
 import { startCloudFixture, type CloudFixture } from "./fixture";
+import { openProjectSandbox } from "@/lib/workspace";
 
 let fx: CloudFixture;
 
@@ -191,16 +193,16 @@ describe("POST /api/cloud/enable", () => {
     const project = await fx.newProject();
     let reachedCreated!: () => void;
     const created = new Promise<void>((resolve) => (reachedCreated = resolve));
-    void enableCloudBackend(project, {
+    void enableCloudBackend(project, openProjectSandbox, {
       leaseMs: 600_000,
       onStep: (step) => (step === "created" ? (reachedCreated(), new Promise<never>(() => undefined)) : Promise.resolve()),
     });
     await created;
     // A live owner keeps it: a request that may not wait answers 409 at once.
-    await expect(enableCloudBackend(project, { waitMs: 0 })).rejects.toMatchObject({ status: 409, code: "in_progress" });
+    await expect(enableCloudBackend(project, openProjectSandbox, { waitMs: 0 })).rejects.toMatchObject({ status: 409, code: "in_progress" });
 
     await fx.db.query(ownerGone, [project.id]);
-    const state = await enableCloudBackend(project, { waitMs: 0 });
+    const state = await enableCloudBackend(project, openProjectSandbox, { waitMs: 0 });
     expect(state).toMatchObject({ kind: "connected" });
     expect(await fx.emulatedProjects(project)).toBe(1);
     expect((await getLatestOperation(fx.db, project.id))?.status).toBe("succeeded");
@@ -211,7 +213,7 @@ describe("POST /api/cloud/enable", () => {
     let reachedProvisioned!: () => void;
     const provisioned = new Promise<void>((resolve) => (reachedProvisioned = resolve));
     // The first run stops for good right after journaling the provisioned project, like a killed process.
-    const crashed = enableCloudBackend(project, {
+    const crashed = enableCloudBackend(project, openProjectSandbox, {
       onStep: (step) => (step === "provisioned" ? (reachedProvisioned(), new Promise<never>(() => undefined)) : Promise.resolve()),
     });
     void crashed;

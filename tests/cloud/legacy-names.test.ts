@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enableCloudBackend } from "@/lib/cloud/enable";
 import { migrateLegacyBackendNames } from "@/lib/cloud/legacy-names";
-import { restartProjectSandbox } from "@/lib/cloud/restore";
 import { APP_DIR, type Sandbox } from "@/lib/sandbox";
 import { getProject, type Project } from "@/lib/store/projects";
 import { startCloudFixture, type CloudFixture } from "./fixture";
+import { openProjectSandbox, restartProjectSandbox } from "@/lib/workspace";
 
 let fx: CloudFixture;
 beforeAll(async () => {
@@ -68,7 +68,7 @@ describe("projects enabled with the old names", () => {
 
   beforeAll(async () => {
     project = await fx.newProject();
-    ({ deploymentUrl } = await enableCloudBackend(project));
+    ({ deploymentUrl } = await enableCloudBackend(project, openProjectSandbox));
     project = (await getProject(fx.db, project.id))!;
     sandbox = await fx.sandboxOf(project);
   });
@@ -83,7 +83,7 @@ describe("projects enabled with the old names", () => {
 
   it("are migrated by the next enable", async () => {
     const legacy = await makeLegacy(sandbox);
-    expect((await enableCloudBackend(project)).deploymentUrl).toBe(deploymentUrl);
+    expect((await enableCloudBackend(project, openProjectSandbox)).deploymentUrl).toBe(deploymentUrl);
     await expectMigrated(sandbox, legacy, deploymentUrl);
   });
 

@@ -6,10 +6,11 @@
  * it answered.
  */
 import { connectManagedBackend, enableCloudBackend } from "@/lib/cloud/enable";
-import type { RunPoint } from "@/lib/cloud/provisioning-run";
+import type { RunnerOptions, RunPoint } from "@/lib/cloud/provisioning-run";
 import { AppError } from "@/lib/errors";
 import { getStore } from "@/lib/store";
 import { getProject } from "@/lib/store/projects";
+import { openProjectSandbox } from "@/lib/workspace";
 import type { WorkerOutcome } from "./crash-workers";
 
 const crashAt = process.env.CRASH_AT as RunPoint | undefined;
@@ -17,13 +18,16 @@ const db = await getStore();
 const project = await getProject(db, process.env.PROJECT_ID!);
 if (!project) throw new Error(`No project ${process.env.PROJECT_ID}.`);
 
-const run = process.env.CRASH_FLOW === "connect" ? connectManagedBackend : enableCloudBackend;
-const started = performance.now();
-const outcome = await run(project, {
+const options: RunnerOptions = {
   onStep: async (point) => {
     if (point === crashAt) process.kill(process.pid, "SIGKILL");
   },
-}).then(
+};
+const started = performance.now();
+const outcome = await (process.env.CRASH_FLOW === "connect"
+  ? connectManagedBackend(project, options)
+  : enableCloudBackend(project, openProjectSandbox, options)
+).then(
   (state) => ({ ok: true, state }),
   (error: unknown) => ({ ok: false, error: error instanceof AppError ? { status: error.status, code: error.code, message: error.message } : String(error) }),
 );

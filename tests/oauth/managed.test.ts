@@ -4,11 +4,13 @@ import { POST as disconnectRoute } from "@/app/api/backend/managed/disconnect/ro
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { connectManagedBackend, enableCloudBackend } from "@/lib/cloud/enable";
 import { backendProjectNameFor } from "@/lib/backend";
-import { APP_DEV_SERVER_ROLE, APP_DIR, findProcessesByRole } from "@/lib/sandbox";
+import { APP_DEV_SERVER_ROLE } from "@/lib/dev-servers";
+import { APP_DIR, findProcessesByRole } from "@/lib/sandbox";
 import { getCredentials } from "@/lib/store/credentials";
 import { getProject, type Project } from "@/lib/store/projects";
 import { startCloudFixture, type CloudFixture } from "../cloud/fixture";
 import { createTestUser } from "../helpers/users";
+import { openProjectSandbox } from "@/lib/workspace";
 
 let fx: CloudFixture;
 
@@ -94,7 +96,7 @@ describe("POST /api/backend/managed/disconnect", () => {
 
   it("stops the backend dev server of an enabled project and keeps the app running", async () => {
     const project = await fx.newProject();
-    await enableCloudBackend(project);
+    await enableCloudBackend(project, openProjectSandbox);
     const sandbox = await fx.sandboxOf(project);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
     expect((await disconnect({ projectId: project.id })).status).toBe(200);
@@ -156,14 +158,14 @@ describe("POST /api/backend/managed/disconnect", () => {
     const project = await fx.newProject();
     // A run that stored credentials and then failed in the sandbox, as when .env.local cannot be written.
     await expect(
-      enableCloudBackend(project, { onStep: async (step) => (step === "credentialsStored" ? Promise.reject(new Error("sandbox went away")) : undefined) }),
+      enableCloudBackend(project, openProjectSandbox, { onStep: async (step) => (step === "credentialsStored" ? Promise.reject(new Error("sandbox went away")) : undefined) }),
     ).rejects.toThrow("sandbox went away");
     expect(await stateOf(project)).toMatchObject({ kind: "failed" });
     const failedDeployment = (await getCredentials(fx.db, project.id))!.deploymentUrl;
 
     expect((await disconnect({ projectId: project.id, deleteBackendProject: true })).status).toBe(200);
     expect(await fx.emulatedProjects(project)).toBe(0);
-    const state = await enableCloudBackend(project);
+    const state = await enableCloudBackend(project, openProjectSandbox);
     expect(state.deploymentUrl).not.toBe(failedDeployment);
     expect(await fx.emulatedProjects(project)).toBe(1);
   });

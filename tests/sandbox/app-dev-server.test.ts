@@ -1,22 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { reloadConfig } from "@/lib/config";
 import { ConflictError } from "@/lib/errors";
-import {
-  APP_DEV_SERVER_ROLE,
-  APP_DIR,
-  ensureAppDevServer,
-  findProcessesByRole,
-  getAppPreviewUrl,
-  getSandboxProvider,
-  restartAppDevServer,
-  SandboxError,
-  SandboxTimeoutError,
-  startAppDevServer,
-  stopAppDevServer,
-  type Sandbox,
-  type SandboxProvider,
-} from "@/lib/sandbox";
-import { isProcessAlive } from "@/lib/sandbox/drivers/local-processes";
+import { APP_DEV_SERVER_ROLE, ensureAppDevServer, getAppPreviewUrl, restartAppDevServer, startAppDevServer, stopAppDevServer } from "@/lib/dev-servers";
+import { APP_DIR, findProcessesByRole, getSandboxProvider, SandboxError, SandboxTimeoutError, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
+import { isProcessAlive } from "@/lib/sandbox/drivers/local-os-processes";
 import { resetProcessSingleton } from "@/lib/singletons";
 
 /** The page's entry bundle as Metro serves it. */

@@ -3,19 +3,11 @@ import readline from "node:readline";
 import { promisify } from "node:util";
 import { beforeEach, describe, expect, it } from "vitest";
 import { NotConfiguredError } from "@/lib/errors";
-import {
-  APP_DIR,
-  CommandExitError,
-  FileNotFoundError,
-  SandboxError,
-  SandboxNotFoundError,
-  SandboxTimeoutError,
-  startAppDevServer,
-  type Sandbox,
-} from "@/lib/sandbox";
+import { startAppDevServer } from "@/lib/dev-servers";
+import { APP_DIR, CommandExitError, FileNotFoundError, SandboxError, SandboxNotFoundError, SandboxTimeoutError, type Sandbox } from "@/lib/sandbox";
 import { createE2BSandboxProvider } from "@/lib/sandbox/drivers/e2b";
 import { killTreeScript } from "@/lib/sandbox/drivers/e2b-commands";
-import { isProcessAlive, waitUntilGone } from "@/lib/sandbox/drivers/local-processes";
+import { isProcessAlive, waitUntilGone } from "@/lib/sandbox/drivers/local-os-processes";
 import { fakeE2BLib, FakeSdkError, FakeSdkSandbox } from "./fake-e2b";
 
 const API_KEY = "e2b_test_key_0123456789";

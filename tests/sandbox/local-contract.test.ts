@@ -1,6 +1,6 @@
 import path from "node:path";
 import { createLocalSandboxProvider } from "@/lib/sandbox/drivers/local";
-import { isProcessAlive } from "@/lib/sandbox/drivers/local-processes";
+import { isProcessAlive } from "@/lib/sandbox/drivers/local-os-processes";
 import { testSandboxDriver } from "../contract/sandbox";
 
 testSandboxDriver({

@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { InvalidArgumentError, type Sandbox } from "@/lib/sandbox";
 import { createLocalSandboxProvider } from "@/lib/sandbox/drivers/local";
-import { isProcessAlive, waitUntilGone } from "@/lib/sandbox/drivers/local-processes";
+import { isProcessAlive, waitUntilGone } from "@/lib/sandbox/drivers/local-os-processes";
 
 const root = path.join(process.env.DATA_DIR!, "sandboxes");
 const provider = createLocalSandboxProvider({ root });

@@ -6,7 +6,7 @@ import type { Project } from "@/lib/store/projects";
 const started: string[] = [];
 let inFlight = 0;
 let mostInFlight = 0;
-vi.mock("@/lib/cloud/restore", () => ({
+vi.mock("@/lib/workspace", () => ({
   afterSandboxStart: vi.fn(async (_sandbox: unknown, project: Project) => {
     inFlight += 1;
     mostInFlight = Math.max(mostInFlight, inFlight);

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { projectSandboxWithAssets, readAssetManifest } from "@/lib/assets";
+import { readAssetManifest } from "@/lib/assets";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { methodNotAllowed, parseQuery, route } from "@/lib/http";
+import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 
@@ -19,7 +20,7 @@ export const GET = route(async (request) => {
   const user = await requireUser(request);
   const { projectId } = parseQuery(request, query);
   const project = await requireOwnedProject(user, projectId);
-  const manifest = await readAssetManifest(await projectSandboxWithAssets(project));
+  const manifest = await readAssetManifest(await openProjectSandbox(project));
   const assets = Object.entries(manifest.assets).flatMap(([filename, entry]) => {
     const parsed = listedEntry.safeParse(entry);
     return parsed.success ? [{ filename, ...parsed.data }] : [];

@@ -3,6 +3,7 @@ import { authenticate } from "@/lib/auth";
 import { completeOAuthConnect } from "@/lib/cloud/oauth";
 import { UnauthorizedError } from "@/lib/errors";
 import { isCrossSiteNavigation, parseQuery, reenterResponse, route } from "@/lib/http";
+import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 
@@ -23,6 +24,6 @@ export const GET = route(async (request) => {
     throw new UnauthorizedError();
   }
   const query = parseQuery(request, callbackQuery);
-  const dashboardUrl = await completeOAuthConnect(user.id, query);
+  const dashboardUrl = await completeOAuthConnect(user.id, query, openProjectSandbox);
   return new Response(null, { status: 302, headers: { location: dashboardUrl, "cache-control": "no-store" } });
 });

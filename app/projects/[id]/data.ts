@@ -1,5 +1,5 @@
 import type { ProvisioningSteps } from "@/lib/cloud/provisioning-run";
-import type { BackendSettings } from "@/lib/backend";
+import type { BackendSettings } from "@/lib/cloud/backend-settings";
 import { getBlobStore } from "@/lib/blob";
 import type { Config } from "@/lib/config";
 import { log } from "@/lib/log";

@@ -4,7 +4,7 @@ import { BackendCard } from "@/app/_components/backend-card";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { ScreenshotsPanel } from "@/app/_components/screenshots-panel";
 import { ToolchainStep } from "@/app/_components/toolchain-step";
-import { getBackendSettings } from "@/lib/backend";
+import { getBackendSettings } from "@/lib/cloud/backend-settings";
 import { getConfig } from "@/lib/config";
 import { requireSessionProject } from "@/lib/session/current";
 import { getStore } from "@/lib/store";

@@ -1,9 +1,9 @@
 import fs from "node:fs/promises";
 import { FileNotFoundError, InvalidArgumentError } from "../errors";
 import { SANDBOX_HOME, type CommandHandle, type CommandResult, type CommandStartOptions, type ProcessInfo, type SandboxCommands } from "../port";
-import { LocalProcess } from "./local-process";
+import { LocalProcess } from "./local-command-handle";
 import type { SandboxPaths } from "./local-paths";
-import { findProcessesByEnv, killProcess, killProcessGroup, waitUntilGone } from "./local-processes";
+import { findProcessesByEnv, killProcess, killProcessGroup, waitUntilGone } from "./local-os-processes";
 
 /** E2B's default command timeout, for foreground and background commands alike. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { deleteAssetOfProject } from "@/lib/assets";
 import { requireUser } from "@/lib/auth";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
+import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -12,7 +13,7 @@ const deleteBody = z.object({ projectId: z.string().min(1), filename: z.string()
 export const DELETE = route(async (request) => {
   const user = await requireUser(request);
   const { projectId, filename } = await parseJsonBody(request, deleteBody);
-  await deleteAssetOfProject(user, projectId, filename);
+  await deleteAssetOfProject(user, projectId, filename, openProjectSandbox);
   return Response.json({ success: true });
 });
 

@@ -1,6 +1,7 @@
 import { uploadAssetFromRequest } from "@/lib/assets";
 import { requireUser } from "@/lib/auth";
 import { methodNotAllowed, route } from "@/lib/http";
+import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -9,7 +10,7 @@ export const runtime = "nodejs";
 export const POST = route(async (request) => {
   // Authenticate before reading a byte of the body.
   const user = await requireUser(request);
-  return Response.json(await uploadAssetFromRequest(request, user));
+  return Response.json(await uploadAssetFromRequest(request, user, openProjectSandbox));
 });
 
 export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { enableCloudBackend, requireManagedSettings } from "@/lib/cloud/enable";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
+import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 
@@ -12,7 +13,7 @@ export const POST = route(async (request) => {
   const { projectId } = await parseJsonBody(request, enableBody);
   requireManagedSettings();
   const project = await requireOwnedProject(user, projectId);
-  const state = await enableCloudBackend(project);
+  const state = await enableCloudBackend(project, openProjectSandbox);
   // `completedSandboxSteps` only when enable had to finish the sandbox of a connected project.
   const { deploymentUrl, completedSandboxSteps, warningMessage } = state;
   return Response.json({

@@ -3,6 +3,7 @@ import { requireProjectOwner } from "@/lib/auth";
 import { commitShaSchema } from "@/lib/bundles/commit";
 import { buildProjectBundle } from "@/lib/bundles/project-build";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
+import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -22,7 +23,8 @@ const bundleBody = z.object({
  */
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  const result = await buildProjectBundle(project, await parseJsonBody(request, bundleBody, { optional: true }));
+  const body = await parseJsonBody(request, bundleBody, { optional: true });
+  const result = await buildProjectBundle(project, await openProjectSandbox(project), body);
   if (result.success) return Response.json(result);
   return Response.json(
     { success: false, commitSha: result.commitSha, error: { code: result.code, message: result.error } },

@@ -1,9 +1,9 @@
 import { requireProjectOwner } from "@/lib/auth";
 import { getBlobStore } from "@/lib/blob";
-import { connectProjectSandbox } from "@/lib/cloud/enable";
 import { methodNotAllowed, route } from "@/lib/http";
-import { ensureAppDevServer } from "@/lib/sandbox";
+import { ensureAppDevServer } from "@/lib/dev-servers";
 import { getBrowserPool, takeProjectScreenshots } from "@/lib/screenshots";
+import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 
@@ -13,7 +13,7 @@ export const POST = route<{ params: Promise<{ id: string }> }>(async (request, {
   // Without a browser, answer 503 at once rather than after starting the preview.
   await getBrowserPool().get();
   // After a service restart nothing serves the preview until it is started again.
-  const previewUrl = await ensureAppDevServer(await connectProjectSandbox(project));
+  const previewUrl = await ensureAppDevServer(await openProjectSandbox(project));
   return Response.json(await takeProjectScreenshots(project.id, previewUrl, { blob: getBlobStore() }));
 });
 

@@ -2,9 +2,18 @@ import { setTimeout as delay } from "node:timers/promises";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { ConflictError } from "@/lib/errors";
-import { SandboxError, SandboxTimeoutError } from "./errors";
-import { APP_DIR, type CommandHandle, type OutputListener, type Sandbox, type SandboxDriverName } from "./port";
-import { findProcessesByRole, roleEnvs, stopProcessesByRole } from "./processes";
+import {
+  APP_DIR,
+  findProcessesByRole,
+  roleEnvs,
+  SandboxError,
+  SandboxTimeoutError,
+  stopProcessesByRole,
+  type CommandHandle,
+  type OutputListener,
+  type Sandbox,
+  type SandboxDriverName,
+} from "@/lib/sandbox";
 
 /** Role tag of the app's dev server (see {@link findProcessesByRole}). */
 export const APP_DEV_SERVER_ROLE = "app-dev-server";

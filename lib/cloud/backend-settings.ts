@@ -1,7 +1,12 @@
 import type { Config } from "@/lib/config";
 import { EMULATOR_DASHBOARD_PREFIX, EMULATOR_MOUNT_PATH, getEmulatorIdentity } from "@/lib/emulator/identity";
 import { registerSecret } from "@/lib/log/redact";
-import { DEFAULT_DASHBOARD_HOST, DEFAULT_PROVISION_HOST, type ManagementApiOptions } from "./client";
+import { DEFAULT_DASHBOARD_HOST, DEFAULT_PROVISION_HOST, type ManagementApiOptions } from "@/lib/backend";
+
+/**
+ * The choice between the built-in emulator and a hosted backend is made here, above both:
+ * lib/backend is a client that knows neither, and lib/emulator only serves the API.
+ */
 
 /**
  * Effective backend configuration. Its host and timeout fields match the client options, so the

@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 import { CommandExitError, SandboxError, SandboxTimeoutError } from "../errors";
 import { createLineSplitter, deliverLine, type LineSplitter } from "../lines";
 import type { CommandHandle, CommandResult, OutputListener, ProcessInfo } from "../port";
-import { killProcessGroup } from "./local-processes";
+import { killProcessGroup } from "./local-os-processes";
 
 /** How much output a long-running command keeps in memory (the rest streams to listeners). */
 const RETAINED_OUTPUT_CHARS = 1024 * 1024;

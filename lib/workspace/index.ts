@@ -1,0 +1,47 @@
+import { restoreAssetsOfProject } from "@/lib/assets";
+import { ensureBackendDevServer, restoreBackendEnvToSandbox } from "@/lib/cloud/restore";
+import { log } from "@/lib/log";
+import { ensureProjectSandbox } from "@/lib/projects";
+import { ensureAppDevServer } from "@/lib/dev-servers";
+import type { Sandbox } from "@/lib/sandbox";
+import { getStore } from "@/lib/store";
+import { updateProjectSandbox, type Project } from "@/lib/store/projects";
+
+/**
+ * A project's workspace: its sandbox with everything the project recorded restored into it.
+ * This is the one place that knows what a (re)started or new sandbox gets back (assets, the
+ * backend URL, both dev servers); it sits above lib/assets and lib/cloud, which take the
+ * opener ({@link openProjectSandbox}) as a parameter where they may need a sandbox.
+ */
+
+/**
+ * The sandbox lifecycle hook: the recorded assets come back first; then the env file is restored
+ * before the app dev server starts (so it reads the URL), then the backend dev server is started again.
+ */
+export async function afterSandboxStart(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: boolean }> {
+  await restoreAssetsOfProject(sandbox, project);
+  const credentials = await restoreBackendEnvToSandbox(sandbox, project.id);
+  const previewUrl = await ensureAppDevServer(sandbox);
+  if (previewUrl !== project.previewUrl) {
+    await updateProjectSandbox(await getStore(), project.id, { sandboxId: sandbox.sandboxId, previewUrl });
+  }
+  const backendDevServer = credentials ? await ensureBackendDevServer(sandbox, project.id, credentials) : false;
+  if (credentials && !backendDevServer) log.warn("backend dev server did not come back after a sandbox start", { projectId: project.id });
+  return { previewUrl, backendDevServer };
+}
+
+/**
+ * The project's sandbox, created on first use when the project has none yet. A new sandbox gets
+ * what a restarted one gets (recorded assets, the backend URL, the backend dev server).
+ */
+export async function openProjectSandbox(project: Project): Promise<Sandbox> {
+  const sandbox = await ensureProjectSandbox(await getStore(), project);
+  if (!project.sandboxId) await afterSandboxStart(sandbox, project);
+  return sandbox;
+}
+
+/** Restarts a project's sandbox like the platform would, then runs {@link afterSandboxStart}. */
+export async function restartProjectSandbox(sandbox: Sandbox, project: Project) {
+  await sandbox.restart();
+  return afterSandboxStart(sandbox, project);
+}
