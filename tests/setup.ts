@@ -15,6 +15,12 @@ const WORKER_PORT_SLICE = 200;
 const workerSlot = (Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 5;
 process.env.LOCAL_PORT_RANGE = `${24_000 + workerSlot * WORKER_PORT_SLICE}-${24_000 + (workerSlot + 1) * WORKER_PORT_SLICE - 1}`;
 
+// The app's dev servers are stand-ins unless the file imports tests/helpers/real-dev-servers.ts
+// (see tests/helpers/dev-server-stand-in.mjs).
+const standIn = JSON.stringify(path.resolve("tests", "helpers", "dev-server-stand-in.mjs"));
+process.env.APP_DEV_COMMAND = `node ${standIn} app`;
+process.env.BACKEND_DEV_COMMAND = `node ${standIn} backend`;
+
 afterAll(async () => {
   const { resetProcessSingletons } = await import("@/lib/singletons");
   await resetProcessSingletons();

@@ -1,3 +1,4 @@
+import "../helpers/real-dev-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { enableCloudBackend } from "@/lib/cloud/enable";

@@ -1,3 +1,4 @@
+import "../helpers/real-dev-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as connectRoute } from "@/app/api/backend/managed/connect/route";
 import { POST as disconnectRoute } from "@/app/api/backend/managed/disconnect/route";

@@ -1,3 +1,4 @@
+import "../helpers/real-dev-servers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { reloadConfig } from "@/lib/config";
 import { ConflictError } from "@/lib/errors";

@@ -1,3 +1,4 @@
+import "../helpers/real-dev-servers";
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";

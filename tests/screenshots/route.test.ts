@@ -1,3 +1,4 @@
+import "../helpers/real-dev-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as screenshotsRoute } from "@/app/api/projects/[id]/screenshots/route";
 import { getBlobStore } from "@/lib/blob";

@@ -90,7 +90,8 @@ describe("a CLI and a second server beside a running server (one writer per embe
     const reconcile = await runNpmScript("assets:reconcile", ["--all", "--dry-run"], { CLI_API_TOKEN: token });
     expect(reconcile.code, reconcile.stderr).toBe(0);
     expect(reconcile.stdout).toContain("1 project(s): 0 orphan blob(s) to delete");
-  });
+    // A real expo export and three CLI processes: minutes on a loaded 2-core machine.
+  }, 600_000);
 
   it("refuses a second server on the same DATA_DIR, naming the holder", async () => {
     const second = startProductServer({ dataDir: server.dataDir, timeoutMs: START_TIMEOUT_MS });
