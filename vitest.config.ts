@@ -4,10 +4,55 @@ import { defineConfig } from "vitest/config";
 /** Spawns dozens of server processes: run after every other file, so its load slows none of them. */
 const CRASH_TESTS = "tests/cloud/crash.test.ts";
 
+/**
+ * The fast loop (`npm run test:unit`): files that need no app toolchain, browser, database peer or
+ * child process, so they run without the global setup. A file that starts needing one moves to
+ * the suite.
+ */
+const UNIT_TESTS = [
+  "tests/assets/content.test.ts",
+  "tests/assets/filename.test.ts",
+  "tests/assets/lock.test.ts",
+  "tests/assets/manifest.test.ts",
+  "tests/assets/multipart.test.ts",
+  "tests/backend/admin-key.test.ts",
+  "tests/backend/auth-keys.test.ts",
+  "tests/backend/errors.test.ts",
+  "tests/backend/retries.test.ts",
+  "tests/blob/helpers.test.ts",
+  "tests/blob/route.test.ts",
+  "tests/cli/env.test.ts",
+  "tests/config.test.ts",
+  "tests/dashboard/error-feed.test.ts",
+  "tests/devlog/patterns.test.ts",
+  "tests/devlog/scanner.test.ts",
+  "tests/http/oversize-upload.test.ts",
+  "tests/injection/layout-edge-cases.test.ts",
+  "tests/injection/templates.test.ts",
+  "tests/instance/heartbeat.test.ts",
+  "tests/oauth/routes.test.ts",
+  "tests/oauth/state.test.ts",
+  "tests/prompts/prompts.test.ts",
+  "tests/realtime/index.test.ts",
+  "tests/realtime/memory.test.ts",
+  "tests/realtime/payload.test.ts",
+  "tests/realtime/publish.test.ts",
+  "tests/realtime/pusher.test.ts",
+  "tests/realtime/sse.test.ts",
+  "tests/redact.test.ts",
+  "tests/sandbox/lines.test.ts",
+  "tests/sandbox/local-contract.test.ts",
+  "tests/sandbox/local-paths.test.ts",
+  "tests/secrets.test.ts",
+  "tests/store/pglite.test.ts",
+];
+
+/** Checks the machine's peers and prepares the app toolchain (tests/global-setup.ts). */
+const GLOBAL_SETUP = ["tests/global-setup.ts"];
+
 export default defineConfig({
   resolve: { alias: { "@": fileURLToPath(new URL(".", import.meta.url)) } },
   test: {
-    globalSetup: ["tests/global-setup.ts"],
     setupFiles: ["tests/setup.ts"],
     pool: "forks",
     // Vitest's default on this 2-core machine is one worker, but most files spend their time
@@ -17,8 +62,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 300_000,
     projects: [
-      { extends: true, test: { name: "suite", include: ["tests/**/*.test.ts"], exclude: [CRASH_TESTS] } },
-      { extends: true, test: { name: "crash", include: [CRASH_TESTS], sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "unit", include: UNIT_TESTS } },
+      { extends: true, test: { name: "suite", globalSetup: GLOBAL_SETUP, include: ["tests/**/*.test.ts"], exclude: [...UNIT_TESTS, CRASH_TESTS] } },
+      { extends: true, test: { name: "crash", globalSetup: GLOBAL_SETUP, include: [CRASH_TESTS], sequence: { groupOrder: 1 } } },
     ],
   },
 });
