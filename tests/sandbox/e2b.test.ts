@@ -1,3 +1,4 @@
+import "../helpers/real-dev-servers";
 import { execFile, spawn } from "node:child_process";
 import readline from "node:readline";
 import { promisify } from "node:util";
