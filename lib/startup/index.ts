@@ -6,7 +6,7 @@ import { isAppError } from "@/lib/errors";
 import { currentInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { resetProcessSingletons } from "@/lib/singletons";
-import { getSandboxProvider } from "@/lib/sandbox";
+import { getCommandHost } from "@/lib/sandbox";
 import { getStore, type Sql } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
 import { resumeDevServers } from "./resume";
@@ -52,8 +52,10 @@ async function openStoreOrExit(): Promise<Sql> {
 export async function startServer(): Promise<void> {
   const config = getConfig();
   // First, while the process is small: the local driver's command host is forked now, so
-  // sandbox commands never fork this process once the store has grown it.
-  if (config.SANDBOX_DRIVER === "local") getSandboxProvider();
+  // sandbox commands never fork this process once the store has grown it. Only the host: the
+  // provider is left to the first route that needs it, as before, since the error classes it
+  // throws are those of the bundle that created it.
+  if (config.SANDBOX_DRIVER === "local") getCommandHost();
   const db = await openStoreOrExit();
   const instance = await currentInstance(db);
   log.info("store ready", { store: db.kind, instanceId: instance.instanceId });

@@ -53,9 +53,19 @@ export class CommandHost {
     this.child = spawn(process.execPath, [script], { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
     this.child.on("message", (message: HostMessage) => this.receive(message));
     this.child.once("exit", () => this.lost());
+    // The host could not be started, or a message could not reach it: it is as good as gone.
+    this.child.on("error", () => {
+      this.lost();
+      this.child.kill("SIGKILL");
+    });
     // Idle, the host must not keep this process alive; while commands run it does (see track).
     this.child.unref();
     this.child.channel?.unref();
+  }
+
+  /** The host process's pid, the parent of every command. */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   /** Starts a command; resolves with its pid, rejects when the process cannot be created. */
@@ -100,6 +110,7 @@ export class CommandHost {
 
   /** The host died: its commands died with it. */
   private lost(): void {
+    if (this.exited) return;
     this.exited = true;
     void resetProcessSingleton(SINGLETON_KEY, this);
     const commands = [...this.commands.values()];
@@ -123,8 +134,8 @@ export class CommandHost {
 }
 
 /**
- * The process's command host, started on first use. The local driver asks for it when its
- * provider is created, and the server creates that provider first thing at start.
+ * The process's command host, started on first use: by the server first thing at start, or else
+ * when a local provider is created.
  */
 export function getCommandHost(): CommandHost {
   return processSingleton(SINGLETON_KEY, () => new CommandHost(), { close: (host) => host.close() });
