@@ -11,6 +11,7 @@ export * from "./errors";
 export { seedAppFromTemplate, resetAppRepository } from "./app-repository";
 export { findProcessesByRole, PROCESS_ROLE_VARIABLE, roleEnvs, stopProcessesByRole } from "./process-roles";
 export { createLineSplitter, type LineSplitter } from "./lines";
+export { getCommandHost } from "./drivers/local-command-host";
 
 /** The template new projects start from (`templates/app`). */
 export const APP_TEMPLATE = "app";

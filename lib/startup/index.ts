@@ -6,6 +6,7 @@ import { isAppError } from "@/lib/errors";
 import { currentInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { resetProcessSingletons } from "@/lib/singletons";
+import { getCommandHost } from "@/lib/sandbox";
 import { getStore, type Sql } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
 import { resumeDevServers } from "./resume";
@@ -42,14 +43,19 @@ async function openStoreOrExit(): Promise<Sql> {
 }
 
 /**
- * Server start: open and migrate the store (refused while another process holds its embedded
- * database), register this boot of the instance (so runs its previous boot left are taken over
- * at once), seed the demo on first start, start the local emulator and the app toolchain
+ * Server start: start the local sandbox driver's command host, open and migrate the store
+ * (refused while another process holds its embedded database), register this boot of the
+ * instance (so runs its previous boot left are taken over at once), seed the demo on first start, start the local emulator and the app toolchain
  * install, close on shutdown. Then, in the background, resume the dev servers of every project
  * that served a preview.
  */
 export async function startServer(): Promise<void> {
   const config = getConfig();
+  // First, while the process is small: the local driver's command host is forked now, so
+  // sandbox commands never fork this process once the store has grown it. Only the host: the
+  // provider is left to the first route that needs it, as before, since the error classes it
+  // throws are those of the bundle that created it.
+  if (config.SANDBOX_DRIVER === "local") getCommandHost();
   const db = await openStoreOrExit();
   const instance = await currentInstance(db);
   log.info("store ready", { store: db.kind, instanceId: instance.instanceId });

@@ -3,8 +3,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { InvalidArgumentError, type Sandbox } from "@/lib/sandbox";
+import { CommandExitError, InvalidArgumentError, type Sandbox } from "@/lib/sandbox";
 import { createLocalSandboxProvider } from "@/lib/sandbox/drivers/local";
+import { getCommandHost } from "@/lib/sandbox/drivers/local-command-host";
 import { isProcessAlive, waitUntilGone } from "@/lib/sandbox/drivers/local-os-processes";
 
 const root = path.join(process.env.DATA_DIR!, "sandboxes");
@@ -77,6 +78,29 @@ describe("local sandbox driver", () => {
     const [first, second] = await Promise.all([newSandbox(), newSandbox()]);
     const ports = await Promise.all([first.reservePort("app", 8081), first.reservePort("backend", 3210), second.reservePort("app", 8081)]);
     expect(new Set(ports).size).toBe(3);
+  });
+
+  it("spawns commands from the command host, never from the server process", async () => {
+    const sandbox = await newSandbox();
+    // $PPID is the supervisor; its parent spawned the command.
+    const { stdout } = await sandbox.commands.run("ps -o ppid= -p $PPID");
+    const spawner = Number(stdout.trim());
+    expect(spawner).toBe(getCommandHost().pid);
+    expect(spawner).not.toBe(process.pid);
+  });
+
+  it("reports a command killed when the command host dies, and starts a new host for the next one", async () => {
+    const sandbox = await newSandbox();
+    const host = getCommandHost();
+    const handle = await sandbox.commands.run("sleep 300", { background: true, timeoutMs: 0 });
+    process.kill(host.pid!, "SIGKILL");
+    const ended = await handle.wait().catch((error: unknown) => error);
+    expect(ended).toBeInstanceOf(CommandExitError);
+    expect(ended).toMatchObject({ exitCode: -1, error: "signal: SIGKILL" });
+    await expect(waitUntilGone([], [handle.pid])).resolves.toBeUndefined();
+    expect(await sandbox.commands.list()).toEqual([]);
+    expect((await sandbox.commands.run("echo again")).stdout).toBe("again\n");
+    expect(getCommandHost()).not.toBe(host);
   });
 
   it("ends a sandbox's commands when the server process dies, even by SIGKILL", async () => {

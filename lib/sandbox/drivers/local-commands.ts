@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import { FileNotFoundError, InvalidArgumentError } from "../errors";
 import { SANDBOX_HOME, type CommandHandle, type CommandResult, type CommandStartOptions, type ProcessInfo, type SandboxCommands } from "../port";
 import { LocalProcess } from "./local-command-handle";
+import { getCommandHost } from "./local-command-host";
 import type { SandboxPaths } from "./local-paths";
 import { findProcessesByEnv, killProcess, killProcessGroup, waitUntilGone } from "./local-os-processes";
 
@@ -41,19 +42,22 @@ export class LocalCommands implements SandboxCommands {
     if (!(await fs.stat(hostCwd).then((stat) => stat.isDirectory(), () => false))) throw new FileNotFoundError(cwd);
     const envs = options.envs ?? {};
 
-    const command = await LocalProcess.start({
-      cmd,
-      hostCmd: this.paths.toHostText(cmd),
-      cwd,
-      hostCwd,
-      envs,
-      env: this.environment(envs),
-      timeoutMs,
-      capOutput: options.background === true,
-      mapLine: (line) => this.paths.toSandboxText(line),
-      onStdout: options.onStdout,
-      onStderr: options.onStderr,
-    });
+    const command = await LocalProcess.start(
+      {
+        cmd,
+        hostCmd: this.paths.toHostText(cmd),
+        cwd,
+        hostCwd,
+        envs,
+        env: this.environment(envs),
+        timeoutMs,
+        capOutput: options.background === true,
+        mapLine: (line) => this.paths.toSandboxText(line),
+        onStdout: options.onStdout,
+        onStderr: options.onStderr,
+      },
+      getCommandHost(),
+    );
     this.running.set(command.pid, command);
     command.done.finally(() => this.running.delete(command.pid)).catch(() => undefined);
     return options.background ? command : command.wait();

@@ -7,6 +7,7 @@ import { NotConfiguredError } from "@/lib/errors";
 import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
 import { InvalidArgumentError, SandboxNotFoundError } from "../errors";
 import { APP_DIR, type CreateSandboxOptions, type Sandbox, type SandboxProvider } from "../port";
+import { getCommandHost } from "./local-command-host";
 import { LocalCommands } from "./local-commands";
 import { LocalFiles } from "./local-files";
 import { SandboxPaths } from "./local-paths";
@@ -164,6 +165,8 @@ class LocalSandbox implements Sandbox {
 
 /** The local sandbox driver (`SANDBOX_DRIVER=local`, the default). */
 export function createLocalSandboxProvider(options: LocalSandboxOptions): SandboxProvider {
+  // Started now, before the server grows: commands are spawned by it, never by this process.
+  getCommandHost();
   const attached = new Map<string, Promise<LocalSandbox>>();
   let roots: Promise<SandboxRoots> | undefined;
   const getRoots = () =>
