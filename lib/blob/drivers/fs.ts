@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import type { Readable } from "node:stream";
 import type { Sql } from "@/lib/store";
 import { BlobAlreadyExistsError, BlobOptionsError } from "../errors";
 import { normalizeBody, preparePut, resolveListOptions, toPutResult } from "../options";
@@ -26,8 +27,10 @@ export interface FsBlobStoreOptions {
 /** A committed blob opened for reading: its metadata is exactly the version the file holds. */
 export interface OpenedBlob {
   blob: HeadBlobResult;
-  /** Streams the whole blob or an inclusive byte range; call at most once. */
+  /** Streams the whole blob or an inclusive byte range; call at most once (or `readable`). */
   stream(range?: ByteRange): ReadableStream<Uint8Array>;
+  /** The same as a Node stream, for writing straight to a socket; it closes the file. */
+  readable(range: ByteRange): Readable;
   /** Releases the file when the bytes are not streamed (HEAD, 304, 416). */
   close(): Promise<void>;
 }
@@ -53,10 +56,19 @@ function decodeCursor(cursor: string): string {
   return pathname;
 }
 
+// Rows of recently served pathnames; about 300 bytes each.
+const SERVED_ROWS_CACHED = 10_000;
+
 /**
  * The default driver: bytes in files under `rootDir`, metadata in the `blobs` table, served by
- * `app/blob/[...pathname]/route.ts`. A put streams to a temp file, fsyncs and renames it, then
- * commits the row: until that commit nothing is visible, so a crash mid-put leaves no blob.
+ * `app/blob/[...pathname]/route.ts` and the fast path in front of Next.js. A put streams to a
+ * temp file, fsyncs and renames it, then commits the row: until that commit nothing is visible,
+ * so a crash mid-put leaves no blob.
+ *
+ * `open` keeps the rows it served in memory, so a hot blob costs no query. A cached row needs no
+ * invalidation to stay correct, even against other processes: a version's file and metadata never
+ * change, and a replaced or deleted version's file is unlinked, so a row whose file no longer
+ * opens is dropped and looked up again.
  */
 export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
   const files = createBlobFiles(options.rootDir);
@@ -74,18 +86,30 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     etag: row.etag,
   });
 
+  const servedRows = new Map<string, BlobRow>();
+  function rememberServed(row: BlobRow) {
+    // Map order is insertion order: re-inserting marks the row recently used, the first is the oldest.
+    servedRows.delete(row.pathname);
+    servedRows.set(row.pathname, row);
+    if (servedRows.size > SERVED_ROWS_CACHED) servedRows.delete(servedRows.keys().next().value!);
+  }
+
   async function open(urlOrPathname: string): Promise<OpenedBlob | null> {
     const pathname = urls.pathnameOf(urlOrPathname);
-    const sql = await options.getSql();
     // A concurrent overwrite or delete may unlink the file between lookup and open: look again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const row = await getBlobRow(sql, pathname);
+      const row = servedRows.get(pathname) ?? (await getBlobRow(await options.getSql(), pathname));
       if (!row) return null;
       const handle = await files.open(versionOf(row.etag));
-      if (!handle) continue;
+      if (!handle) {
+        servedRows.delete(pathname);
+        continue;
+      }
+      rememberServed(row);
       return {
         blob: toHead(row),
         stream: (range) => fileHandleStream(handle, range ?? { start: 0, end: row.size - 1 }),
+        readable: (range) => handle.createReadStream({ start: range.start, end: range.end }),
         close: () => handle.close(),
       };
     }
