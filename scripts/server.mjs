@@ -11,13 +11,13 @@ const FAST_PATH_KEY = Symbol.for("cloud-backend-service.fastPath");
 process.env.NODE_ENV ||= "production";
 const port = Number(process.env.PORT || 3000);
 const app = next({ dir: root, dev: false, port });
-// Runs instrumentation (lib/startup): the store opens and the fast path is installed.
 await app.prepare();
 const handle = app.getRequestHandler();
-const fastPath = globalThis[FAST_PATH_KEY];
 
 const server = http.createServer((request, response) => {
-  if (fastPath?.(request, response)) return;
+  // Looked up per request: instrumentation (lib/startup) installs it after `prepare` resolves;
+  // until then Next.js answers everything.
+  if (globalThis[FAST_PATH_KEY]?.(request, response)) return;
   void handle(request, response);
 });
 server.on("upgrade", app.getUpgradeHandler());
