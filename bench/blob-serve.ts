@@ -5,13 +5,13 @@
  * each figure beside the plain server's, measured in the same run (the two alternate per size).
  * Run: npx tsx bench/blob-serve.ts [seconds per case=5]   (builds the app first when stale, as `npm start` does)
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { startProductServer } from "../tests/e2e/server";
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const CONNECTIONS = 20;
@@ -20,7 +20,6 @@ const SIZES = [
   { label: "4 KB", bytes: 4 * 1024 },
   { label: "200 KB", bytes: 200 * 1024 },
 ];
-const ROOT = path.resolve(import.meta.dirname, "..");
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-blob-serve-"));
 Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false" });
@@ -32,8 +31,7 @@ interface Files {
 }
 
 /** Puts the files through the blob store, then closes the store: the embedded database admits one process. */
-async function seedBlobs(publicBaseUrl: string): Promise<Map<string, Files>> {
-  process.env.PUBLIC_BASE_URL = publicBaseUrl;
+async function seedBlobs(): Promise<Map<string, Files>> {
   const { getBlobStore } = await import("@/lib/blob");
   const { resetProcessSingletons } = await import("@/lib/singletons");
   const store = getBlobStore();
@@ -66,47 +64,17 @@ http.createServer((request, response) => {
     if (request.method === "HEAD") return response.end();
     fs.createReadStream(file).pipe(response);
   });
-}).listen(Number(process.argv[2]), "127.0.0.1", () => console.log("ready"));
+}).listen(0, "127.0.0.1", function () { console.log("ready " + this.address().port); });
 `;
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function waitUntilAnswers(url: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`The server exited (${child.exitCode}):\n${output().slice(-3000)}`);
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`No answer from ${url} within ${timeoutMs} ms:\n${output().slice(-3000)}`);
-}
-
-function startProcess(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  // Own process group: stopping `npm start`'s launcher reaches the server it spawned.
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  return { child, output: () => output };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  process.kill(-child.pid!, "SIGTERM");
-  const forced = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(forced);
+/** The plain server, answering once it listens. */
+async function startPlainServer(root: string): Promise<{ port: number; stop(): void }> {
+  const child = spawn(process.execPath, ["--input-type=module", "-e", PLAIN_SERVER, root], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once("data", (chunk: Buffer) => resolve(Number(/ready (\d+)/.exec(chunk.toString())![1])));
+    child.once("exit", (code) => reject(new Error(`The plain server exited (${code})`)));
+  });
+  return { port, stop: () => child.kill() };
 }
 
 interface LoadResult {
@@ -165,21 +133,12 @@ async function load(port: number, paths: string[], seconds: number): Promise<Loa
   };
 }
 
-const servicePort = await freePort();
-const plainPort = await freePort();
-const files = await seedBlobs(`http://127.0.0.1:${servicePort}`);
-const service = startProcess([path.join(ROOT, "scripts", "start.mjs")], {
-  PORT: String(servicePort),
-  PUBLIC_BASE_URL: `http://127.0.0.1:${servicePort}`,
-  DATA_DIR: dataDir,
-  NODE_ENV: "production",
-  NEXT_TELEMETRY_DISABLED: "1",
-});
-const plain = startProcess(["--input-type=module", "-e", PLAIN_SERVER, path.join(dataDir, "blobs", "objects"), String(plainPort)], {});
+const files = await seedBlobs();
+// `npm start` on the seeded DATA_DIR; a first start may build the app.
+const service = await startProductServer({ dataDir, timeoutMs: 15 * 60_000 });
+const servicePort = Number(new URL(service.baseUrl).port);
+const plain = await startPlainServer(path.join(dataDir, "blobs", "objects"));
 try {
-  // A first start may build the app.
-  await waitUntilAnswers(`http://127.0.0.1:${servicePort}/api/health`, service.child, service.output, 15 * 60_000);
-  await waitUntilAnswers(`http://127.0.0.1:${plainPort}/`, plain.child, plain.output, 30_000);
   console.log(
     `blob GET bench: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)} at start; ` +
       `${CONNECTIONS} connections, ${SECONDS} s per case, client in this process`,
@@ -190,14 +149,14 @@ try {
   for (const size of SIZES) {
     const { servicePaths, plainPaths } = files.get(size.label)!;
     const ours = await load(servicePort, servicePaths, SECONDS);
-    const reference = await load(plainPort, plainPaths, SECONDS);
+    const reference = await load(plain.port, plainPaths, SECONDS);
     console.log(`${size.label} files`);
     console.log(`  ${row("this service     ", ours)}`);
     console.log(`  ${row("plain Node server", reference)}`);
     console.log(`  ratio: ${((100 * ours.requestsPerSecond) / reference.requestsPerSecond).toFixed(0)} % of plain Node's req/s (goal >= 50 %)`);
   }
 } finally {
-  await stop(service.child);
-  await stop(plain.child);
+  await service.stop();
+  plain.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
