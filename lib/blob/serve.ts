@@ -156,6 +156,9 @@ export async function serveBlob(request: Request, store: BlobStore, pathname: st
   return new Response(body, { status: answer.status, headers: answer.headers });
 }
 
+// Bodies up to this size are read in one call and sent with the head: most images and icons.
+const SMALL_BODY_BYTES = 64 * 1024;
+
 /**
  * Answers GET/HEAD for a blob straight on Node's response (the fast path in front of Next.js,
  * see `fast-path.ts`): the same answer as `serveBlob`, with Content-Length kept and no web
@@ -188,10 +191,17 @@ export async function sendBlob(
     response.end(bytes);
     return;
   }
-  response.writeHead(answer.status, answer.headers);
-  if (!answer.body) {
+  const { body } = answer;
+  if (!body) {
+    response.writeHead(answer.status, answer.headers);
     response.end();
-    return;
+  } else if (body.range.end - body.range.start < SMALL_BODY_BYTES) {
+    // Read before the head is written: a failed read still gets its error answer.
+    const bytes = await body.opened.read(body.range);
+    response.writeHead(answer.status, answer.headers);
+    response.end(bytes);
+  } else {
+    response.writeHead(answer.status, answer.headers);
+    await pipeline(body.opened.readable(body.range), response);
   }
-  await pipeline(answer.body.opened.readable(answer.body.range), response);
 }

@@ -5,7 +5,7 @@ import { BlobAlreadyExistsError, BlobOptionsError } from "../errors";
 import { normalizeBody, preparePut, resolveListOptions, toPutResult } from "../options";
 import { createBlobUrls } from "../pathname";
 import type { BlobStore, HeadBlobResult, ListBlobResult, PutBlobResult } from "../port";
-import { type ByteRange, createBlobFiles, fileHandleStream } from "./fs-files";
+import { type ByteRange, createBlobFiles, fileHandleStream, readRange } from "./fs-files";
 import {
   type BlobRow,
   deleteBlobRows,
@@ -31,6 +31,8 @@ export interface OpenedBlob {
   stream(range?: ByteRange): ReadableStream<Uint8Array>;
   /** The same as a Node stream, for writing straight to a socket; it closes the file. */
   readable(range: ByteRange): Readable;
+  /** Reads a range into memory and closes the file: cheaper than a stream for small ranges. */
+  read(range: ByteRange): Promise<Buffer>;
   /** Releases the file when the bytes are not streamed (HEAD, 304, 416). */
   close(): Promise<void>;
 }
@@ -56,8 +58,8 @@ function decodeCursor(cursor: string): string {
   return pathname;
 }
 
-// Rows of recently served pathnames; about 300 bytes each.
-const SERVED_ROWS_CACHED = 10_000;
+// Metadata of recently served pathnames; well under 1 KB each.
+const SERVED_BLOBS_CACHED = 10_000;
 
 /**
  * The default driver: bytes in files under `rootDir`, metadata in the `blobs` table, served by
@@ -65,9 +67,9 @@ const SERVED_ROWS_CACHED = 10_000;
  * temp file, fsyncs and renames it, then commits the row: until that commit nothing is visible,
  * so a crash mid-put leaves no blob.
  *
- * `open` keeps the rows it served in memory, so a hot blob costs no query. A cached row needs no
+ * `open` keeps the metadata it served in memory, so a hot blob costs no query. That cache needs no
  * invalidation to stay correct, even against other processes: a version's file and metadata never
- * change, and a replaced or deleted version's file is unlinked, so a row whose file no longer
+ * change, and a replaced or deleted version's file is unlinked, so an entry whose file no longer
  * opens is dropped and looked up again.
  */
 export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
@@ -86,30 +88,36 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     etag: row.etag,
   });
 
-  const servedRows = new Map<string, BlobRow>();
-  function rememberServed(row: BlobRow) {
-    // Map order is insertion order: re-inserting marks the row recently used, the first is the oldest.
-    servedRows.delete(row.pathname);
-    servedRows.set(row.pathname, row);
-    if (servedRows.size > SERVED_ROWS_CACHED) servedRows.delete(servedRows.keys().next().value!);
+  const served = new Map<string, HeadBlobResult>();
+  function rememberServed(blob: HeadBlobResult) {
+    // Map order is insertion order: re-inserting marks the blob recently used, the first is the oldest.
+    served.delete(blob.pathname);
+    served.set(blob.pathname, blob);
+    if (served.size > SERVED_BLOBS_CACHED) served.delete(served.keys().next().value!);
+  }
+
+  async function lookUp(pathname: string): Promise<HeadBlobResult | null> {
+    const row = await getBlobRow(await options.getSql(), pathname);
+    return row ? toHead(row) : null;
   }
 
   async function open(urlOrPathname: string): Promise<OpenedBlob | null> {
     const pathname = urls.pathnameOf(urlOrPathname);
     // A concurrent overwrite or delete may unlink the file between lookup and open: look again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const row = servedRows.get(pathname) ?? (await getBlobRow(await options.getSql(), pathname));
-      if (!row) return null;
-      const handle = await files.open(versionOf(row.etag));
+      const blob = served.get(pathname) ?? (await lookUp(pathname));
+      if (!blob) return null;
+      const handle = await files.open(versionOf(blob.etag));
       if (!handle) {
-        servedRows.delete(pathname);
+        served.delete(pathname);
         continue;
       }
-      rememberServed(row);
+      rememberServed(blob);
       return {
-        blob: toHead(row),
-        stream: (range) => fileHandleStream(handle, range ?? { start: 0, end: row.size - 1 }),
+        blob,
+        stream: (range) => fileHandleStream(handle, range ?? { start: 0, end: blob.size - 1 }),
         readable: (range) => handle.createReadStream({ start: range.start, end: range.end }),
+        read: (range) => readRange(handle, range),
         close: () => handle.close(),
       };
     }
@@ -145,10 +153,8 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
       return toPutResult(urls, prepared, row.etag);
     },
 
-    async head(urlOrPathname) {
-      const row = await getBlobRow(await options.getSql(), urls.pathnameOf(urlOrPathname));
-      return row ? toHead(row) : null;
-    },
+    // async: an invalid pathname rejects rather than throws.
+    head: async (urlOrPathname) => lookUp(urls.pathnameOf(urlOrPathname)),
 
     async list(listOptions): Promise<ListBlobResult> {
       const { prefix, limit, cursor } = resolveListOptions(listOptions);
