@@ -2,8 +2,8 @@
  * Public blob GET: this service (the server `npm start` runs, scripts/server.mjs) against a plain
  * Node file server serving the same files, for 4 KB and 200 KB files with 20 keep-alive
  * connections. Prints req/s, p50/p99 latency and whether every response carried Content-Length,
- * each figure beside the plain server's, measured in the same run (the two alternate per size).
- * Run: npx tsx bench/blob-serve.ts [seconds per case=5]   (builds the app first when stale, as `npm start` does)
+ * each figure beside the plain server's, measured in the same run (per size the two alternate twice).
+ * Run: npx tsx bench/blob-serve.ts [seconds per case=6]   (builds the app first when stale, as `npm start` does)
  */
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { startProductServer } from "../tests/e2e/server";
 
-const SECONDS = Number(process.argv[2] ?? 5);
+const SECONDS = Number(process.argv[2] ?? 6);
 const CONNECTIONS = 20;
 const FILES_PER_SIZE = 50;
 const SIZES = [
@@ -77,6 +77,14 @@ async function startPlainServer(root: string): Promise<{ port: number; stop(): v
   return { port, stop: () => child.kill() };
 }
 
+/** One stretch of load: each request's latency, and what was wrong with some. */
+interface Sample {
+  latencies: number[];
+  seconds: number;
+  withoutContentLength: number;
+  failures: number;
+}
+
 interface LoadResult {
   requestsPerSecond: number;
   p50: number;
@@ -86,7 +94,7 @@ interface LoadResult {
 }
 
 /** `CONNECTIONS` keep-alive connections, each sending its next GET when the previous body is read. */
-async function load(port: number, paths: string[], seconds: number): Promise<LoadResult> {
+async function load(port: number, paths: string[], seconds: number): Promise<Sample> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const latencies: number[] = [];
   let withoutContentLength = 0;
@@ -123,13 +131,18 @@ async function load(port: number, paths: string[], seconds: number): Promise<Loa
   await run(start + seconds * 1000, true);
   const elapsed = performance.now() - start;
   agent.destroy();
-  latencies.sort((a, b) => a - b);
+  return { latencies, seconds: elapsed / 1000, withoutContentLength, failures };
+}
+
+function summarize(results: Sample[]): LoadResult {
+  const latencies = results.flatMap((result) => result.latencies).sort((a, b) => a - b);
+  const seconds = results.reduce((sum, result) => sum + result.seconds, 0);
   return {
-    requestsPerSecond: latencies.length / (elapsed / 1000),
+    requestsPerSecond: latencies.length / seconds,
     p50: latencies[Math.floor(latencies.length * 0.5)],
     p99: latencies[Math.floor(latencies.length * 0.99)],
-    withoutContentLength,
-    failures,
+    withoutContentLength: results.reduce((sum, result) => sum + result.withoutContentLength, 0),
+    failures: results.reduce((sum, result) => sum + result.failures, 0),
   };
 }
 
@@ -148,8 +161,13 @@ try {
     `without Content-Length ${result.withoutContentLength}, failed ${result.failures}`;
   for (const size of SIZES) {
     const { servicePaths, plainPaths } = files.get(size.label)!;
-    const ours = await load(servicePort, servicePaths, SECONDS);
-    const reference = await load(plain.port, plainPaths, SECONDS);
+    // Alternating halves, so a burst of load from elsewhere on the machine hits both servers.
+    const halves: Sample[][] = [[], []];
+    for (let round = 0; round < 2; round++) {
+      halves[0].push(await load(servicePort, servicePaths, SECONDS / 2));
+      halves[1].push(await load(plain.port, plainPaths, SECONDS / 2));
+    }
+    const [ours, reference] = halves.map(summarize);
     console.log(`${size.label} files`);
     console.log(`  ${row("this service     ", ours)}`);
     console.log(`  ${row("plain Node server", reference)}`);
