@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { pipeline } from "node:stream/promises";
 import { jsonError } from "@/lib/http";
 import { isScriptCapable } from "./content-type";
 import { isFsBlobStore, type OpenedBlob } from "./drivers/fs";
@@ -156,9 +155,6 @@ export async function serveBlob(request: Request, store: BlobStore, pathname: st
   return new Response(body, { status: answer.status, headers: answer.headers });
 }
 
-// Bodies up to this size are read in one call and sent with the head: most images and icons.
-const SMALL_BODY_BYTES = 64 * 1024;
-
 /**
  * Answers GET/HEAD for a blob straight on Node's response (the fast path in front of Next.js,
  * see `fast-path.ts`): the same answer as `serveBlob`, with Content-Length kept and no web
@@ -191,17 +187,54 @@ export async function sendBlob(
     response.end(bytes);
     return;
   }
-  const { body } = answer;
-  if (!body) {
+  if (!answer.body) {
     response.writeHead(answer.status, answer.headers);
     response.end();
-  } else if (body.range.end - body.range.start < SMALL_BODY_BYTES) {
-    // Read before the head is written: a failed read still gets its error answer.
-    const bytes = await body.opened.read(body.range);
-    response.writeHead(answer.status, answer.headers);
-    response.end(bytes);
-  } else {
-    response.writeHead(answer.status, answer.headers);
-    await pipeline(body.opened.readable(body.range), response);
+    return;
+  }
+  await sendRange(answer.body.opened, answer.body.range, response, () => response.writeHead(answer.status, answer.headers));
+}
+
+const SEND_CHUNK_BYTES = 256 * 1024;
+const POOLED_BUFFERS = 32;
+// Read buffers are reused: fresh ones per chunk are external memory, and in a process as big as
+// the server every few megabytes of it set off a full garbage collection.
+const bufferPool: Buffer[] = [];
+
+/** Resolves once `chunk` is handed to the socket, so its buffer may be refilled; rejects when the client leaves. */
+const written = (response: ServerResponse, chunk: Buffer) =>
+  new Promise<void>((resolve, reject) => {
+    const closed = () => reject(new Error("The client closed the connection."));
+    response.once("close", closed);
+    response.write(chunk, (error) => {
+      response.off("close", closed);
+      if (error) reject(error);
+      else resolve();
+    });
+  });
+
+/**
+ * Sends `range` of the blob chunk by chunk through one pooled buffer, each chunk written out
+ * before the buffer is refilled; the head goes out only once the first read succeeded, so a
+ * failed read still gets its error answer. Closes the file.
+ */
+async function sendRange(opened: OpenedBlob, range: ByteRange, response: ServerResponse, writeHead: () => void): Promise<void> {
+  const buffer = bufferPool.pop() ?? Buffer.allocUnsafeSlow(SEND_CHUNK_BYTES);
+  try {
+    let position = range.start;
+    let headWritten = false;
+    while (position <= range.end) {
+      const bytesRead = await opened.read(buffer, Math.min(SEND_CHUNK_BYTES, range.end + 1 - position), position);
+      if (bytesRead === 0) break;
+      if (!headWritten) writeHead();
+      headWritten = true;
+      position += bytesRead;
+      await written(response, buffer.subarray(0, bytesRead));
+    }
+    if (!headWritten) writeHead();
+    response.end();
+  } finally {
+    await opened.close();
+    if (bufferPool.length < POOLED_BUFFERS) bufferPool.push(buffer);
   }
 }

@@ -87,17 +87,6 @@ export interface ByteRange {
 
 const READ_CHUNK_BYTES = 64 * 1024;
 
-/** Reads `range` of an open file into one buffer, then closes the handle. */
-export async function readRange(handle: fs.FileHandle, range: ByteRange): Promise<Buffer> {
-  try {
-    const buffer = Buffer.allocUnsafe(range.end + 1 - range.start);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, range.start);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * A web stream of `range` of an open file, read on demand; closes the handle when done,
  * cancelled or failed.

@@ -1,11 +1,10 @@
 import crypto from "node:crypto";
-import type { Readable } from "node:stream";
 import type { Sql } from "@/lib/store";
 import { BlobAlreadyExistsError, BlobOptionsError } from "../errors";
 import { normalizeBody, preparePut, resolveListOptions, toPutResult } from "../options";
 import { createBlobUrls } from "../pathname";
 import type { BlobStore, HeadBlobResult, ListBlobResult, PutBlobResult } from "../port";
-import { type ByteRange, createBlobFiles, fileHandleStream, readRange } from "./fs-files";
+import { type ByteRange, createBlobFiles, fileHandleStream } from "./fs-files";
 import {
   type BlobRow,
   deleteBlobRows,
@@ -27,13 +26,11 @@ export interface FsBlobStoreOptions {
 /** A committed blob opened for reading: its metadata is exactly the version the file holds. */
 export interface OpenedBlob {
   blob: HeadBlobResult;
-  /** Streams the whole blob or an inclusive byte range; call at most once (or `readable`). */
+  /** Streams the whole blob or an inclusive byte range; call at most once. */
   stream(range?: ByteRange): ReadableStream<Uint8Array>;
-  /** The same as a Node stream, for writing straight to a socket; it closes the file. */
-  readable(range: ByteRange): Readable;
-  /** Reads a range into memory and closes the file: cheaper than a stream for small ranges. */
-  read(range: ByteRange): Promise<Buffer>;
-  /** Releases the file when the bytes are not streamed (HEAD, 304, 416). */
+  /** Reads into `buffer` from `position` of the blob; answers the bytes read (0 at the end). */
+  read(buffer: Buffer, length: number, position: number): Promise<number>;
+  /** Releases the file when the bytes are not streamed (HEAD, 304, 416, or after `read`). */
   close(): Promise<void>;
 }
 
@@ -116,8 +113,7 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
       return {
         blob,
         stream: (range) => fileHandleStream(handle, range ?? { start: 0, end: blob.size - 1 }),
-        readable: (range) => handle.createReadStream({ start: range.start, end: range.end }),
-        read: (range) => readRange(handle, range),
+        read: async (buffer, length, position) => (await handle.read(buffer, 0, length, position)).bytesRead,
         close: () => handle.close(),
       };
     }
