@@ -201,16 +201,21 @@ const POOLED_BUFFERS = 32;
 // the server every few megabytes of it set off a full garbage collection.
 const bufferPool: Buffer[] = [];
 
-/** Resolves once `chunk` is handed to the socket, so its buffer may be refilled; rejects when the client leaves. */
-const written = (response: ServerResponse, chunk: Buffer) =>
+/**
+ * Writes `chunk` (ending the response with it when `last`) and resolves once it is handed to the
+ * socket, so its buffer may be refilled; rejects when the client leaves first.
+ */
+const written = (response: ServerResponse, chunk: Buffer, last: boolean) =>
   new Promise<void>((resolve, reject) => {
     const closed = () => reject(new Error("The client closed the connection."));
     response.once("close", closed);
-    response.write(chunk, (error) => {
+    const done = (error?: Error | null) => {
       response.off("close", closed);
       if (error) reject(error);
       else resolve();
-    });
+    };
+    if (last) response.end(chunk, done);
+    else response.write(chunk, done);
   });
 
 /**
@@ -229,10 +234,15 @@ async function sendRange(opened: OpenedBlob, range: ByteRange, response: ServerR
       if (!headWritten) writeHead();
       headWritten = true;
       position += bytesRead;
-      await written(response, buffer.subarray(0, bytesRead));
+      // The last chunk ends the response in the same write: a small blob is one write with its head.
+      await written(response, buffer.subarray(0, bytesRead), position > range.end);
     }
-    if (!headWritten) writeHead();
-    response.end();
+    if (position <= range.end) throw new Error("The blob's file is shorter than its recorded size.");
+    // An empty blob: the head alone.
+    if (!headWritten) {
+      writeHead();
+      response.end();
+    }
   } finally {
     await opened.close();
     if (bufferPool.length < POOLED_BUFFERS) bufferPool.push(buffer);

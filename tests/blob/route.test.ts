@@ -27,6 +27,7 @@ describe.each([
       ["route/feed.xml", "<feed/>"],
       ["route/photo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47])],
       ["route/big.bin", big],
+      ["route/empty.txt", ""],
     ];
     for (const [pathname, body] of files) {
       urls[pathname] = (await store.put(pathname, body, { access: "public", allowOverwrite: true })).url;
@@ -56,6 +57,11 @@ describe.each([
     const response = await fetchThroughRoute(urls["route/big.bin"]);
     expect(response.headers.get("content-length")).toBe(String(big.length));
     expect(Buffer.from(await response.arrayBuffer()).equals(big)).toBe(true);
+  });
+
+  it("serves an empty blob with Content-Length 0", async () => {
+    const response = await fetchThroughRoute(urls["route/empty.txt"]);
+    expect([response.status, response.headers.get("content-length"), await response.text()]).toEqual([200, "0", ""]);
   });
 
   it("sandboxes script-capable types (SVG, HTML, XML) and leaves images alone", async () => {
@@ -172,6 +178,19 @@ describe("the blob fast path", () => {
     for (const path of ["/api/blob/x", "/blob/", "/blob/a/", "/blob/a//b", "/blob/a/../b", "/blob/./a", "/blob/%zz"]) {
       expect([path, fastBlobPathname(path)]).toEqual([path, null]);
     }
+  });
+
+  it("keeps serving after a client leaves in the middle of a multi-megabyte body", async () => {
+    const { fetch } = await fastPath;
+    const url = (await getBlobStore().head("route/big.bin"))!.url;
+    for (let i = 0; i < 5; i++) {
+      const response = await fetch(url);
+      const reader = response.body!.getReader();
+      await reader.read();
+      await reader.cancel();
+    }
+    const whole = await fetch(url);
+    expect((await whole.arrayBuffer()).byteLength).toBe(3 * 1024 * 1024 + 17);
   });
 
   it("leaves other methods and paths to Next.js", async () => {
