@@ -1,4 +1,5 @@
-// `npm start`: builds the app when the build is missing or older than the sources, then serves it.
+// `npm start`: builds the app when the build is missing or older than the sources, then serves it
+// (scripts/server.mjs).
 import { spawnSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -29,7 +30,6 @@ if (stale) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-const port = process.env.PORT || "3000";
-const server = spawn(process.execPath, [nextBin, "start", "-p", port], { cwd: root, stdio: "inherit" });
+const server = spawn(process.execPath, [path.join(root, "scripts", "server.mjs")], { cwd: root, stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
 server.on("exit", (code) => process.exit(code ?? 0));

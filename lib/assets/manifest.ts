@@ -1,5 +1,5 @@
 import { log } from "@/lib/log";
-import { APP_DIR, FileNotFoundError, type Sandbox } from "@/lib/sandbox";
+import { APP_DIR, FileNotFoundError, isSandboxError, type Sandbox } from "@/lib/sandbox";
 
 /** Spec 2.10: where the asset manifest and the asset files live inside the sandbox. */
 export const ASSETS_DIR = `${APP_DIR}/assets`;
@@ -52,7 +52,7 @@ export async function readAssetManifest(sandbox: Sandbox): Promise<AssetManifest
   try {
     return parseAssetManifest(await sandbox.files.read(ASSET_MANIFEST_PATH), sandbox.sandboxId);
   } catch (error) {
-    if (error instanceof FileNotFoundError) return { assets: {} };
+    if (isSandboxError(error, FileNotFoundError)) return { assets: {} };
     throw error;
   }
 }

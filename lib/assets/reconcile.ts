@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import type { ServerApi } from "@/lib/cli/target";
 import { BadRequestError } from "@/lib/errors";
-import { SandboxNotFoundError, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
+import { isSandboxError, type Sandbox, SandboxNotFoundError, type SandboxProvider } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
 import { upsertProjectAsset } from "@/lib/store/assets";
 import { getProject, listAllProjectIds, type Project } from "@/lib/store/projects";
@@ -59,7 +59,7 @@ async function liveSandbox(project: Project, sandboxes: SandboxProvider): Promis
   try {
     return await sandboxes.connect(project.sandboxId);
   } catch (error) {
-    if (error instanceof SandboxNotFoundError) return null;
+    if (isSandboxError(error, SandboxNotFoundError)) return null;
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { APP_DIR, FileNotFoundError, type Sandbox } from "@/lib/sandbox";
+import { APP_DIR, FileNotFoundError, isSandboxError, type Sandbox } from "@/lib/sandbox";
 import { BundleBuildError } from "./errors";
 
 /** `runtimeVersion` as an app config may state it: a string or a policy (Expo docs, "runtimeVersion"). */
@@ -60,7 +60,7 @@ async function readJson(sandbox: Sandbox, appDir: string, file: string): Promise
   try {
     return JSON.parse(await sandbox.files.read(`${appDir}/${file}`));
   } catch (error) {
-    if (error instanceof FileNotFoundError) return undefined;
+    if (isSandboxError(error, FileNotFoundError)) return undefined;
     if (error instanceof SyntaxError) throw new BundleBuildError("config", `${file} is not valid JSON: ${error.message}`);
     throw error;
   }

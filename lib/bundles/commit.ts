@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BadRequestError, ConflictError, NotFoundError } from "@/lib/errors";
-import { APP_DIR, CommandExitError, type Sandbox } from "@/lib/sandbox";
+import { APP_DIR, CommandExitError, isSandboxError, type Sandbox } from "@/lib/sandbox";
 
 /**
  * A git commit id as it appears in bundle paths: 7 to 64 hex digits (abbreviated, SHA-1 or
@@ -31,7 +31,7 @@ export async function readHeadCommit(sandbox: Sandbox): Promise<CommitInfo> {
     const [sha, message = ""] = stdout.split("\0");
     return { sha: parseCommitSha(sha.trim()), message: message.trim() };
   } catch (error) {
-    if (error instanceof CommandExitError) {
+    if (isSandboxError(error, CommandExitError)) {
       throw new ConflictError("The app repository has no commit to build; commit the app first or pass commitSha.", "no_commit");
     }
     throw error;
@@ -45,7 +45,7 @@ export async function verifyCommit(sandbox: Sandbox, sha: string): Promise<strin
     const { stdout } = await sandbox.commands.run(`git rev-parse --verify --quiet ${normalized}^{commit}`, { cwd: APP_DIR, timeoutMs: 30_000 });
     return parseCommitSha(stdout.trim());
   } catch (error) {
-    if (error instanceof CommandExitError) throw new NotFoundError(`The app repository has no commit ${normalized}.`, "commit_not_found");
+    if (isSandboxError(error, CommandExitError)) throw new NotFoundError(`The app repository has no commit ${normalized}.`, "commit_not_found");
     throw error;
   }
 }

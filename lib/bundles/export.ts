@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { contentTypeForPathname } from "@/lib/blob/content-type";
 import { redactSecrets } from "@/lib/log";
-import { APP_DIR, CommandExitError, FileNotFoundError, SANDBOX_HOME, type Sandbox, SandboxTimeoutError } from "@/lib/sandbox";
+import { APP_DIR, CommandExitError, FileNotFoundError, isSandboxError, type Sandbox, SANDBOX_HOME, SandboxTimeoutError } from "@/lib/sandbox";
 import { verifyCommit } from "./commit";
 import { BundleBuildError } from "./errors";
 import { mapWithConcurrency } from "./pool";
@@ -60,12 +60,12 @@ export async function runExportCommand(sandbox: Sandbox, command: string, timeou
   try {
     await sandbox.commands.run(`${CACHE_PER_ENV} && ${command}`, { cwd: dir, timeoutMs, envs: { EXPO_NO_TELEMETRY: "1", CI: "1" } });
   } catch (error) {
-    if (error instanceof CommandExitError) {
+    if (isSandboxError(error, CommandExitError)) {
       const output = (error.stderr.trim() || error.stdout.trim()).slice(-OUTPUT_TAIL_CHARS);
       const reason = error.error ?? `exit code ${error.exitCode}`;
       throw new BundleBuildError("export", `The export command failed (${reason})${output ? `: ${redactSecrets(output)}` : "."}`, { cause: error });
     }
-    if (error instanceof SandboxTimeoutError) {
+    if (isSandboxError(error, SandboxTimeoutError)) {
       throw new BundleBuildError("export", `The export command did not finish within ${Math.round(timeoutMs / 1000)} s.`, { cause: error });
     }
     throw error;
@@ -109,7 +109,7 @@ async function readJsonOutput<S extends z.ZodType>(sandbox: Sandbox, outputDir: 
   try {
     text = new TextDecoder().decode(await sandbox.files.read(`${outputDir}/${name}`, { format: "bytes" }));
   } catch (error) {
-    if (error instanceof FileNotFoundError) return null;
+    if (isSandboxError(error, FileNotFoundError)) return null;
     throw error;
   }
   let parsed: z.ZodSafeParseResult<z.output<S>>;
@@ -143,7 +143,7 @@ export async function readExportOutput(sandbox: Sandbox, concurrency: number, di
   const unique = [...new Map(listed.map((asset) => [asset.path, asset])).values()];
   const readBytes = (relative: string) =>
     sandbox.files.read(`${outputDir}/${relative}`, { format: "bytes" }).catch((error: unknown) => {
-      if (error instanceof FileNotFoundError) throw new BundleBuildError("output", `dist/metadata.json names ${relative}, which the export did not write.`);
+      if (isSandboxError(error, FileNotFoundError)) throw new BundleBuildError("output", `dist/metadata.json names ${relative}, which the export did not write.`);
       throw error;
     });
   const [bundle, assets] = await Promise.all([

@@ -1,4 +1,4 @@
-import { AppError } from "@/lib/errors";
+import { AppError, isAppError } from "@/lib/errors";
 import { redactSecrets } from "@/lib/log";
 import type { CommandResult } from "./port";
 
@@ -10,6 +10,15 @@ export class SandboxError extends AppError {
   constructor(message: string, options?: { status?: number; code?: string; cause?: unknown }) {
     super(options?.status ?? 502, options?.code ?? "sandbox_error", message, { cause: options?.cause });
   }
+}
+
+/**
+ * Whether `error` is a `type`, also one thrown by another bundle's copy of these classes: Next.js
+ * bundles instrumentation apart from the routes, and a provider created at start-up (resuming dev
+ * servers) throws the classes of that bundle. Error names are their classes' names (AppError).
+ */
+export function isSandboxError<T extends SandboxError>(error: unknown, type: abstract new (...args: never[]) => T): error is T {
+  return error instanceof type || (isAppError(error) && error.name === type.name);
 }
 
 /** Thrown when an argument is unusable, e.g. a path that is not absolute POSIX text. */

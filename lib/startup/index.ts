@@ -1,5 +1,6 @@
 import { getConfig, type Config } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
+import { installFastPath } from "@/lib/blob/fast-path";
 import { EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
 import { announceSignInLink } from "@/lib/session/announce";
 import { isAppError } from "@/lib/errors";
@@ -45,9 +46,10 @@ async function openStoreOrExit(): Promise<Sql> {
 /**
  * Server start: start the local sandbox driver's command host, open and migrate the store
  * (refused while another process holds its embedded database), register this boot of the
- * instance (so runs its previous boot left are taken over at once), seed the demo on first start, start the local emulator and the app toolchain
- * install, close on shutdown. Then, in the background, resume the dev servers of every project
- * that served a preview.
+ * instance (so runs its previous boot left are taken over at once), seed the demo on first
+ * start, start the local emulator and the app toolchain install, close on shutdown, and hand the
+ * custom server its fast path for blobs. Then, in the background, resume the dev servers of every
+ * project that served a preview.
  */
 export async function startServer(): Promise<void> {
   const config = getConfig();
@@ -56,6 +58,7 @@ export async function startServer(): Promise<void> {
   // provider is left to the first route that needs it, as before, since the error classes it
   // throws are those of the bundle that created it.
   if (config.SANDBOX_DRIVER === "local") getCommandHost();
+  installFastPath();
   const db = await openStoreOrExit();
   const instance = await currentInstance(db);
   log.info("store ready", { store: db.kind, instanceId: instance.instanceId });

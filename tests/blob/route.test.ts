@@ -1,13 +1,20 @@
 import crypto from "node:crypto";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getBlobStore } from "@/lib/blob";
 import { createVercelBlobStore } from "@/lib/blob/drivers/vercel";
 import { SANDBOX_CSP, serveBlob } from "@/lib/blob/serve";
-import { fetchThroughRoute } from "./route-client";
+import { fastBlobPathname } from "@/lib/blob/fast-path";
+import { fetchThroughRoute, startFastPathServer } from "./route-client";
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.cookie)</script></svg>';
 
-describe("GET/HEAD /blob/[...pathname] (fs driver)", () => {
+const fastPath = startFastPathServer();
+afterAll(async () => (await fastPath).close());
+
+describe.each([
+  ["the Next.js route handler", fetchThroughRoute],
+  ["the fast path, over HTTP", async (url: string, init?: RequestInit) => (await fastPath).fetch(url, init)],
+])("GET/HEAD /blob/[...pathname] (fs driver) through %s", (_, fetchThroughRoute) => {
   const store = getBlobStore();
   const urls: Record<string, string> = {};
   const big = crypto.randomBytes(3 * 1024 * 1024 + 17);
@@ -20,6 +27,7 @@ describe("GET/HEAD /blob/[...pathname] (fs driver)", () => {
       ["route/feed.xml", "<feed/>"],
       ["route/photo.png", Buffer.from([0x89, 0x50, 0x4e, 0x47])],
       ["route/big.bin", big],
+      ["route/empty.txt", ""],
     ];
     for (const [pathname, body] of files) {
       urls[pathname] = (await store.put(pathname, body, { access: "public", allowOverwrite: true })).url;
@@ -49,6 +57,11 @@ describe("GET/HEAD /blob/[...pathname] (fs driver)", () => {
     const response = await fetchThroughRoute(urls["route/big.bin"]);
     expect(response.headers.get("content-length")).toBe(String(big.length));
     expect(Buffer.from(await response.arrayBuffer()).equals(big)).toBe(true);
+  });
+
+  it("serves an empty blob with Content-Length 0", async () => {
+    const response = await fetchThroughRoute(urls["route/empty.txt"]);
+    expect([response.status, response.headers.get("content-length"), await response.text()]).toEqual([200, "0", ""]);
   });
 
   it("sandboxes script-capable types (SVG, HTML, XML) and leaves images alone", async () => {
@@ -125,6 +138,25 @@ describe("GET/HEAD /blob/[...pathname] (fs driver)", () => {
     expect(response.headers.get("content-disposition")).toBe('attachment; filename="photo.png"');
   });
 
+  it("answers a JSON 404 for missing blobs", async () => {
+    const response = await fetchThroughRoute(urls["route/hello.txt"].replace("hello.txt", "missing.txt"));
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: { code: "blob_not_found", message: "No blob exists at this address." } });
+  });
+
+  it("serves the new version after an overwrite and 404 after a delete", async () => {
+    expect(await (await fetchThroughRoute(urls["route/hello.txt"])).text()).toBe("hello, world");
+    await store.put("route/changing.txt", "first", { access: "public", allowOverwrite: true });
+    const url = (await store.put("route/changing.txt", "second", { access: "public", allowOverwrite: true })).url;
+    expect(await (await fetchThroughRoute(url)).text()).toBe("second");
+    await store.del(url);
+    expect((await fetchThroughRoute(url)).status).toBe(404);
+  });
+});
+
+describe("serveBlob", () => {
+  const store = getBlobStore();
+
   it("answers a JSON 404 for missing blobs and impossible pathnames", async () => {
     for (const pathname of ["route/missing.txt", "route/../hello.txt"]) {
       const response = await serveBlob(new Request(`http://localhost/blob/${pathname}`), store, pathname);
@@ -136,5 +168,34 @@ describe("GET/HEAD /blob/[...pathname] (fs driver)", () => {
   it("answers 404 when blobs live with another driver", async () => {
     const response = await serveBlob(new Request("http://localhost/blob/route/hello.txt"), createVercelBlobStore(), "route/hello.txt");
     expect(response.status).toBe(404);
+  });
+});
+
+describe("the blob fast path", () => {
+  it("takes blob paths as the route's catch-all receives them and leaves redirects and malformed escapes to Next.js", () => {
+    expect(fastBlobPathname("/blob/a/b%20c.png")).toBe("a/b c.png");
+    expect(fastBlobPathname("/blob/a%2Fb")).toBe("a/b");
+    for (const path of ["/api/blob/x", "/blob/", "/blob/a/", "/blob/a//b", "/blob/a/../b", "/blob/./a", "/blob/%zz"]) {
+      expect([path, fastBlobPathname(path)]).toEqual([path, null]);
+    }
+  });
+
+  it("keeps serving after a client leaves in the middle of a multi-megabyte body", async () => {
+    const { fetch } = await fastPath;
+    const url = (await getBlobStore().head("route/big.bin"))!.url;
+    for (let i = 0; i < 5; i++) {
+      const response = await fetch(url);
+      const reader = response.body!.getReader();
+      await reader.read();
+      await reader.cancel();
+    }
+    const whole = await fetch(url);
+    expect((await whole.arrayBuffer()).byteLength).toBe(3 * 1024 * 1024 + 17);
+  });
+
+  it("leaves other methods and paths to Next.js", async () => {
+    const { fetch } = await fastPath;
+    expect((await fetch("http://localhost/blob/route/hello.txt", { method: "POST" })).status).toBe(501);
+    expect((await fetch("http://localhost/api/health")).status).toBe(501);
   });
 });

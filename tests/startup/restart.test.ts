@@ -80,7 +80,12 @@ describe("a CLI and a second server beside a running server (one writer per embe
       expect(url.startsWith(`${server.baseUrl}/blob/bundles/${projectId}/`)).toBe(true);
       const response = await fetch(url);
       expect(response.status).toBe(200);
-      expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(0);
+      const bytes = (await response.arrayBuffer()).byteLength;
+      expect(bytes).toBeGreaterThan(0);
+      // Served by the fast path in front of Next.js, whose response path would drop Content-Length.
+      expect(response.headers.get("content-length")).toBe(String(bytes));
+      const head = await fetch(url, { method: "HEAD" });
+      expect([head.status, head.headers.get("content-length"), await head.text()]).toEqual([200, String(bytes), ""]);
     }
 
     const cleanup = await runNpmScript("cleanup", ["--all", "--dry-run"], { CLI_API_TOKEN: token });

@@ -28,7 +28,9 @@ export interface OpenedBlob {
   blob: HeadBlobResult;
   /** Streams the whole blob or an inclusive byte range; call at most once. */
   stream(range?: ByteRange): ReadableStream<Uint8Array>;
-  /** Releases the file when the bytes are not streamed (HEAD, 304, 416). */
+  /** Reads into `buffer` from `position` of the blob; answers the bytes read (0 at the end). */
+  read(buffer: Buffer, length: number, position: number): Promise<number>;
+  /** Releases the file when the bytes are not streamed (HEAD, 304, 416, or after `read`). */
   close(): Promise<void>;
 }
 
@@ -53,10 +55,19 @@ function decodeCursor(cursor: string): string {
   return pathname;
 }
 
+// Metadata of recently served pathnames; well under 1 KB each.
+const SERVED_BLOBS_CACHED = 10_000;
+
 /**
  * The default driver: bytes in files under `rootDir`, metadata in the `blobs` table, served by
- * `app/blob/[...pathname]/route.ts`. A put streams to a temp file, fsyncs and renames it, then
- * commits the row: until that commit nothing is visible, so a crash mid-put leaves no blob.
+ * `app/blob/[...pathname]/route.ts` and the fast path in front of Next.js. A put streams to a
+ * temp file, fsyncs and renames it, then commits the row: until that commit nothing is visible,
+ * so a crash mid-put leaves no blob.
+ *
+ * `open` keeps the metadata it served in memory, so a hot blob costs no query. That cache needs no
+ * invalidation to stay correct, even against other processes: a version's file and metadata never
+ * change, and a replaced or deleted version's file is unlinked, so an entry whose file no longer
+ * opens is dropped and looked up again.
  */
 export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
   const files = createBlobFiles(options.rootDir);
@@ -74,18 +85,35 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     etag: row.etag,
   });
 
+  const served = new Map<string, HeadBlobResult>();
+  function rememberServed(blob: HeadBlobResult) {
+    // Map order is insertion order: re-inserting marks the blob recently used, the first is the oldest.
+    served.delete(blob.pathname);
+    served.set(blob.pathname, blob);
+    if (served.size > SERVED_BLOBS_CACHED) served.delete(served.keys().next().value!);
+  }
+
+  async function lookUp(pathname: string): Promise<HeadBlobResult | null> {
+    const row = await getBlobRow(await options.getSql(), pathname);
+    return row ? toHead(row) : null;
+  }
+
   async function open(urlOrPathname: string): Promise<OpenedBlob | null> {
     const pathname = urls.pathnameOf(urlOrPathname);
-    const sql = await options.getSql();
     // A concurrent overwrite or delete may unlink the file between lookup and open: look again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const row = await getBlobRow(sql, pathname);
-      if (!row) return null;
-      const handle = await files.open(versionOf(row.etag));
-      if (!handle) continue;
+      const blob = served.get(pathname) ?? (await lookUp(pathname));
+      if (!blob) return null;
+      const handle = await files.open(versionOf(blob.etag));
+      if (!handle) {
+        served.delete(pathname);
+        continue;
+      }
+      rememberServed(blob);
       return {
-        blob: toHead(row),
-        stream: (range) => fileHandleStream(handle, range ?? { start: 0, end: row.size - 1 }),
+        blob,
+        stream: (range) => fileHandleStream(handle, range ?? { start: 0, end: blob.size - 1 }),
+        read: async (buffer, length, position) => (await handle.read(buffer, 0, length, position)).bytesRead,
         close: () => handle.close(),
       };
     }
@@ -121,10 +149,8 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
       return toPutResult(urls, prepared, row.etag);
     },
 
-    async head(urlOrPathname) {
-      const row = await getBlobRow(await options.getSql(), urls.pathnameOf(urlOrPathname));
-      return row ? toHead(row) : null;
-    },
+    // async: an invalid pathname rejects rather than throws.
+    head: async (urlOrPathname) => lookUp(urls.pathnameOf(urlOrPathname)),
 
     async list(listOptions): Promise<ListBlobResult> {
       const { prefix, limit, cursor } = resolveListOptions(listOptions);

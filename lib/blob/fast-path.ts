@@ -1,0 +1,60 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { errorResponse } from "@/lib/http";
+import { getBlobStore } from "./index";
+import { sendBlob } from "./serve";
+
+/**
+ * Where the custom server (`scripts/server.mjs`) finds the fast path. A global, because that
+ * plain-JavaScript server cannot import this TypeScript; instrumentation installs it at start.
+ * The server asks it first and hands the request to Next.js when it answers false.
+ */
+export const FAST_PATH_KEY = Symbol.for("cloud-backend-service.fastPath");
+
+export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+const BLOB_PREFIX = "/blob/";
+
+/**
+ * The pathname of a blob URL the fast path takes, as the route's catch-all would receive it
+ * (segments percent-decoded, joined by `/`); null for what is left to Next.js: other paths,
+ * paths it would redirect (a trailing or doubled slash) or answer 400 (malformed escapes, see proxy.ts).
+ */
+export function fastBlobPathname(urlPath: string): string | null {
+  if (!urlPath.startsWith(BLOB_PREFIX)) return null;
+  const rest = urlPath.slice(BLOB_PREFIX.length);
+  if (rest === "" || rest.endsWith("/") || rest.includes("//") || /(^|\/)\.\.?(\/|$)/.test(rest)) return null;
+  try {
+    return rest.split("/").map(decodeURIComponent).join("/");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Answers GET and HEAD of public fs-driver blobs without Next.js: its request handling costs
+ * several times the file read for small files, and its response path drops Content-Length.
+ * Same answers as `app/blob/[...pathname]/route.ts` (both go through `lib/blob/serve.ts`).
+ */
+export const blobFastPath: FastPath = (request, response) => {
+  if (request.method !== "GET" && request.method !== "HEAD") return false;
+  const url = request.url ?? "";
+  const queryAt = url.indexOf("?");
+  const pathname = fastBlobPathname(queryAt === -1 ? url : url.slice(0, queryAt));
+  if (pathname === null) return false;
+  const download = queryAt !== -1 && new URLSearchParams(url.slice(queryAt + 1)).get("download") === "1";
+  sendBlob(request, response, getBlobStore(), pathname, download).catch(async (error: unknown) => {
+    if (response.headersSent) {
+      response.destroy(error as Error);
+      return;
+    }
+    const answer = errorResponse(error);
+    response.writeHead(answer.status, Object.fromEntries(answer.headers));
+    response.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  return true;
+};
+
+/** Makes the fast path available to the custom server (called once at server start). */
+export function installFastPath(): void {
+  (globalThis as Record<symbol, FastPath>)[FAST_PATH_KEY] = blobFastPath;
+}

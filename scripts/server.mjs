@@ -1,0 +1,24 @@
+// The production server `npm start` runs: Next.js's request handler behind a plain Node listener
+// (Next's documented custom-server pattern), so hot paths can be answered without it. The app
+// installs those paths at start (lib/blob/fast-path.ts) under a global this file only reads.
+import http from "node:http";
+import path from "node:path";
+import next from "next";
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const FAST_PATH_KEY = Symbol.for("cloud-backend-service.fastPath");
+
+process.env.NODE_ENV ||= "production";
+const port = Number(process.env.PORT || 3000);
+const app = next({ dir: root, dev: false, port });
+await app.prepare();
+const handle = app.getRequestHandler();
+
+const server = http.createServer((request, response) => {
+  // Looked up per request: instrumentation (lib/startup) installs it after `prepare` resolves;
+  // until then Next.js answers everything.
+  if (globalThis[FAST_PATH_KEY]?.(request, response)) return;
+  void handle(request, response);
+});
+server.on("upgrade", app.getUpgradeHandler());
+server.listen(port, () => console.log(`  Ready on port ${port}`));
