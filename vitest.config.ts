@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-/** Spawns dozens of server processes: run after every other file, so its load slows none of them. */
-const CRASH_TESTS = "tests/cloud/crash.test.ts";
+/** Spawn dozens of server processes: run after every other file, so their load slows none of them. */
+const CRASH_TESTS = ["tests/cloud/crash.test.ts", "tests/cloud/crash-upstream.test.ts"];
 
 /**
  * The fast loop (`npm run test:unit`): files that need no app toolchain, browser, database peer or
@@ -63,8 +63,8 @@ export default defineConfig({
     hookTimeout: 300_000,
     projects: [
       { extends: true, test: { name: "unit", include: UNIT_TESTS } },
-      { extends: true, test: { name: "suite", globalSetup: GLOBAL_SETUP, include: ["tests/**/*.test.ts"], exclude: [...UNIT_TESTS, CRASH_TESTS] } },
-      { extends: true, test: { name: "crash", globalSetup: GLOBAL_SETUP, include: [CRASH_TESTS], sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "suite", globalSetup: GLOBAL_SETUP, include: ["tests/**/*.test.ts"], exclude: [...UNIT_TESTS, ...CRASH_TESTS] } },
+      { extends: true, test: { name: "crash", globalSetup: GLOBAL_SETUP, include: CRASH_TESTS, sequence: { groupOrder: 1 } } },
     ],
   },
 });
