@@ -8,7 +8,7 @@ import { SandboxError } from "../errors";
  * The command host's script. A file of its own run by plain Node, not a module of the bundle:
  * it is found from the working directory, like the templates.
  */
-const HOST_SCRIPT = path.join(process.cwd(), "lib", "sandbox", "drivers", "local-command-host-process.mjs");
+const HOST_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "sandbox", "drivers", "local-command-host-process.mjs");
 const SINGLETON_KEY = "sandboxCommandHost";
 
 export interface HostedCommand {
@@ -49,7 +49,7 @@ export class CommandHost {
   private exited = false;
 
   constructor(script = HOST_SCRIPT) {
-    if (!existsSync(script)) throw new SandboxError(`The sandbox command host ${script} is missing; start the service from its directory.`);
+    if (!existsSync(/*turbopackIgnore: true*/ script)) throw new SandboxError(`The sandbox command host ${script} is missing; start the service from its directory.`);
     this.child = spawn(process.execPath, [script], { stdio: ["ignore", "inherit", "inherit", "ipc"], serialization: "advanced" });
     this.child.on("message", (message: HostMessage) => this.receive(message));
     this.child.once("exit", () => this.lost());
