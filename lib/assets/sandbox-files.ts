@@ -25,11 +25,16 @@ export function createStaging(): Staging {
 }
 
 /**
- * Copies a host file into the staging directory (as `name`) and returns its sandbox path. Large
- * files go as numbered parts joined with `cat`, so at most one part is in memory at a time.
+ * Copies a host file into the staging directory (as `name`) and returns its sandbox path. A
+ * sandbox on the host's filesystem copies it directly; for the others, large files go as numbered
+ * parts joined with `cat`, so at most one part is in memory at a time.
  */
 export async function stageHostFile(sandbox: Sandbox, staging: Staging, hostPath: string, size: number, name = "data"): Promise<string> {
   const target = `${staging.dir}/${name}`;
+  if (sandbox.files.copyFromHost) {
+    await sandbox.files.copyFromHost(target, hostPath);
+    return target;
+  }
   const partCount = Math.max(1, Math.ceil(size / SANDBOX_PART_BYTES));
   const buffer = Buffer.allocUnsafe(Math.min(Math.max(size, 1), SANDBOX_PART_BYTES));
   const handle = await fs.open(hostPath);

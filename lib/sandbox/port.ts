@@ -58,6 +58,12 @@ export interface SandboxFiles {
   makeDir(path: string): Promise<boolean>;
   /** Removes a file or a directory tree; a missing path is not an error. */
   remove(path: string): Promise<void>;
+  /**
+   * Copies a file of the host (the server's machine) to `path`, creating missing parent
+   * directories, without reading it into memory. Only drivers whose sandboxes live on the host's
+   * filesystem have it (local); the others are sent bytes with `write`.
+   */
+  copyFromHost?(path: string, hostPath: string): Promise<WriteInfo>;
 }
 
 /** Outcome of a finished command. */
