@@ -64,6 +64,12 @@ export interface SandboxFiles {
    * filesystem have it (local); the others are sent bytes with `write`.
    */
   copyFromHost?(path: string, hostPath: string): Promise<WriteInfo>;
+  /**
+   * Renames a file or directory, replacing a file at `newPath` (like `mv -f` onto a file); the
+   * parent of `newPath` must exist. Only drivers with direct filesystem access have it (local):
+   * one call instead of starting a command.
+   */
+  rename?(oldPath: string, newPath: string): Promise<WriteInfo>;
 }
 
 /** Outcome of a finished command. */

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { ASSET_MANIFEST_PATH } from "@/lib/assets";
 import { type FsBlobStore, getBlobStore, isFsBlobStore } from "@/lib/blob";
 import { BlobStoreUnavailableError } from "@/lib/blob/errors";
 import { getConfig } from "@/lib/config";
@@ -35,9 +36,11 @@ describe("an asset upload either fully happens or leaves nothing", () => {
     const { project, sandbox } = await fx.newProject();
     const before = blobFiles();
     const putFile = vi.spyOn(fsBlobs(), "putFile");
-    const run = sandbox.commands.run.bind(sandbox.commands);
-    vi.spyOn(sandbox.commands, "run").mockImplementation(((cmd: string, options?: object) =>
-      cmd.includes("$MANIFEST_TEMP") ? Promise.reject(commandFailure()) : run(cmd, options as never)) as typeof sandbox.commands.run);
+    // The local sandbox commits through its filesystem: the manifest's rename fails.
+    const rename = sandbox.files.rename!.bind(sandbox.files);
+    vi.spyOn(sandbox.files, "rename").mockImplementation((from: string, to: string) =>
+      to === ASSET_MANIFEST_PATH ? Promise.reject(commandFailure()) : rename(from, to),
+    );
 
     const response = await fx.upload(assetForm(project.id, "a.png", sample("png")));
     expect(response.status).toBe(502);
@@ -92,11 +95,13 @@ describe("an asset upload either fully happens or leaves nothing", () => {
     expect(blobFiles()).toEqual(before);
   });
 
-  it("moves the spool file into the blob store: one new blob file, no spool file left", async () => {
+  it("moves the spool file into the blob store without starting a sandbox command: one new blob file, no spool file left", async () => {
     const { project, sandbox } = await fx.newProject();
     const before = blobFiles().length;
+    const run = vi.spyOn(sandbox.commands, "run");
     const response = await fx.upload(assetForm(project.id, "moved.png", sample("png")));
     expect(response.status).toBe(200);
+    expect(run).not.toHaveBeenCalled();
     expect(blobFiles()).toHaveLength(before + 1);
     expect((await fx.leftovers(project, sandbox)).spool).toEqual([]);
   });

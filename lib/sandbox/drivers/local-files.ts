@@ -87,6 +87,17 @@ export class LocalFiles implements SandboxFiles {
     return this.writeOne(sandboxPath, (hostPath) => fs.copyFile(sourcePath, hostPath, constants.COPYFILE_FICLONE));
   }
 
+  async rename(oldPath: string, newPath: string): Promise<WriteInfo> {
+    // Links are renamed themselves, never followed, like `mv`.
+    const from = await this.paths.resolve(oldPath, { followLast: false });
+    const to = await this.paths.resolve(newPath, { followLast: false });
+    const stat = await orNotFound(oldPath, async () => {
+      await fs.rename(from, to);
+      return fs.lstat(to);
+    });
+    return { name: path.basename(to), path: this.paths.toSandbox(to), type: entryType(stat) };
+  }
+
   private writeBytes(sandboxPath: string, data: FileData): Promise<WriteInfo> {
     return this.writeOne(sandboxPath, (hostPath) => fs.writeFile(hostPath, toBytes(data)));
   }
