@@ -135,12 +135,17 @@ async function concurrent(target: Target, round: string): Promise<{ ms: number; 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 // 1. Single uploads, the two servers interleaved round by round.
+// CPU time (this process: client and server alike) depends less on the machine's other load.
 const single: Record<Target, number[]> = { service: [], reference: [] };
+const singleCpu: Record<Target, number[]> = { service: [], reference: [] };
 for (let round = 0; round < ROUNDS; round++) {
   for (const target of ["service", "reference"] as const) {
     const started = performance.now();
+    const cpuBefore = process.cpuUsage();
     await upload(target, `single-${round}.png`);
+    const cpu = process.cpuUsage(cpuBefore);
     single[target].push(performance.now() - started);
+    singleCpu[target].push((cpu.user + cpu.system) / 1000);
   }
 }
 const singleService = median(single.service);
@@ -148,6 +153,10 @@ const singleReference = median(single.reference);
 console.log(
   `single 10 MB upload, median of ${ROUNDS}: service ${singleService.toFixed(0)} ms (${mbPerSecond(FILE_BYTES, singleService).toFixed(0)} MB/s), ` +
     `plain Node ${singleReference.toFixed(0)} ms (${mbPerSecond(FILE_BYTES, singleReference).toFixed(0)} MB/s): ${percent(singleReference, singleService)} of the reference`,
+);
+
+console.log(
+  `CPU time per single upload, median: service ${median(singleCpu.service).toFixed(0)} ms, plain Node ${median(singleCpu.reference).toFixed(0)} ms (both include the client's)`,
 );
 
 // 2. Ten concurrent uploads, twice per server, interleaved; the better round of each counts.
