@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { InvalidArgumentError, PathOutsideSandboxError, type Sandbox } from "@/lib/sandbox";
+import { FileNotFoundError, InvalidArgumentError, PathOutsideSandboxError, type Sandbox } from "@/lib/sandbox";
 import { createLocalSandboxProvider } from "@/lib/sandbox/drivers/local";
 import { isProcessAlive, waitUntilGone } from "@/lib/sandbox/drivers/local-os-processes";
 
@@ -57,6 +57,19 @@ describe("local sandbox driver", () => {
     } finally {
       await fs.rm(source, { force: true });
     }
+  });
+
+  it("renames through the filesystem: replaces a file at the target, refuses paths outside the sandbox", async () => {
+    const sandbox = await newSandbox();
+    await sandbox.files.write("staging/new.txt", "new");
+    await sandbox.files.write("final/old.txt", "old");
+    const info = await sandbox.files.rename!("staging/new.txt", "/home/user/final/old.txt");
+    expect(info).toEqual({ name: "old.txt", path: "/home/user/final/old.txt", type: "file" });
+    expect(await sandbox.files.read("final/old.txt")).toBe("new");
+    expect(await sandbox.files.exists("staging/new.txt")).toBe(false);
+    await expect(sandbox.files.rename!("staging/missing.txt", "final/x.txt")).rejects.toBeInstanceOf(FileNotFoundError);
+    await expect(sandbox.files.rename!("final/old.txt", "../../outside.txt")).rejects.toBeInstanceOf(PathOutsideSandboxError);
+    expect(await sandbox.files.read("final/old.txt")).toBe("new");
   });
 
   it("after a server restart, reconnects to the directory, keeps ports and ends stray processes", async () => {
