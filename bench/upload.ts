@@ -1,12 +1,21 @@
 /**
- * POST /api/assets/upload end to end (multipart parse, spool, content check, sandbox staging,
- * blob put, manifest commit) on the embedded defaults: fs blob store, PGlite, local sandbox.
- * Prints the throughput of single 10 MB uploads and the RSS growth during 10 concurrent ones.
+ * POST /api/assets/upload end to end (multipart parse, spool, content check, sandbox copy, blob
+ * put, manifest commit) on the embedded defaults: fs blob store, PGlite, local sandbox. Beside
+ * each figure, the reference measured in the same run: a plain Node server that streams the same
+ * request body to a file and fsyncs it. Both are HTTP servers in this process, fed by the same
+ * client over loopback; the route runs behind a minimal request adapter (no Next runtime).
+ * Prints single 10 MB uploads (interleaved rounds), 10 concurrent ones, and RSS growth.
  * Run: npx tsx bench/upload.ts [rounds=5]
  */
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import v8 from "node:v8";
 import vm from "node:vm";
 
@@ -27,14 +36,53 @@ const { getSandboxProvider } = await import("@/lib/sandbox");
 const { closeStore, getStore } = await import("@/lib/store");
 const { insertProject, updateProjectSandbox } = await import("@/lib/store/projects");
 const { createTestUser } = await import("../tests/helpers/users");
-const { multipartBody, streamingRequest } = await import("../tests/assets/multipart");
+const { multipartBody } = await import("../tests/assets/multipart");
 const { pngChunks } = await import("../tests/assets/samples");
 
 const db = await getStore();
-const { user, headers } = await createTestUser(db, "Bench");
+const { user, headers: authHeaders } = await createTestUser(db, "Bench");
 const sandbox = await getSandboxProvider().create();
 const project = await insertProject(db, { ownerId: user.id, name: "bench" });
 await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
+
+/** Serves the upload route: the Node request becomes a fetch Request whose body streams. */
+const service = http.createServer((req, res) => {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
+  const request = new Request(`http://localhost${req.url}`, {
+    method: req.method,
+    headers,
+    body: Readable.toWeb(req) as ReadableStream<Uint8Array>,
+    duplex: "half",
+  } as RequestInit);
+  void (async () => {
+    const response = await POST(request, { params: Promise.resolve({}) } as never);
+    res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "text/plain" });
+    res.end(Buffer.from(await response.arrayBuffer()));
+  })();
+});
+
+/** The reference: the request body streamed to a file, fsynced, then removed after answering. */
+const referenceDir = path.join(dataDir, "reference");
+fs.mkdirSync(referenceDir);
+const reference = http.createServer((req, res) => {
+  const file = path.join(referenceDir, randomUUID());
+  void (async () => {
+    await pipeline(req, fs.createWriteStream(file));
+    const handle = await fs.promises.open(file, "r");
+    await handle.sync();
+    await handle.close();
+    res.end("{}");
+    await fs.promises.rm(file);
+  })();
+});
+
+async function listen(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+const targets = { service: await listen(service), reference: await listen(reference) };
+type Target = keyof typeof targets;
 
 // One 10 MB PNG shared by every request, sent in 64 KiB views: the client adds no memory per request.
 const png = Buffer.concat([...pngChunks(FILE_BYTES)]);
@@ -42,65 +90,92 @@ function* slices(): Generator<Uint8Array> {
   for (let offset = 0; offset < png.length; offset += SLICE_BYTES) yield png.subarray(offset, offset + SLICE_BYTES);
 }
 
-async function upload(filename: string): Promise<void> {
-  const body = multipartBody([{ name: "projectId", body: project.id }, { name: "file", filename, body: slices() }]);
-  const response = await POST(streamingRequest("http://localhost:3000/api/assets/upload", body, headers), { params: Promise.resolve({}) } as never);
-  if (response.status !== 200) throw new Error(`upload failed: ${response.status} ${await response.text()}`);
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENT });
+
+/** Sends the same multipart body to either server; fails unless it answers 200. */
+function upload(target: Target, filename: string, file: () => Iterable<Uint8Array> = slices): Promise<void> {
+  const body = multipartBody([{ name: "projectId", body: project.id }, { name: "file", filename, body: file() }]);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { agent, port: targets[target], path: "/api/assets/upload", method: "POST", headers: { ...authHeaders, "content-type": body.contentType } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () =>
+          response.statusCode === 200 ? resolve() : reject(new Error(`${target} upload failed: ${response.statusCode} ${Buffer.concat(chunks).toString()}`)),
+        );
+      },
+    );
+    request.on("error", reject);
+    Readable.fromWeb(body.stream as NodeWebReadableStream<Uint8Array>).pipe(request);
+  });
 }
 
 const rssMB = () => process.memoryUsage.rss() / MB;
-/** JS heap plus Buffer/ArrayBuffer memory: where upload bytes would sit if anything buffered them. */
-const liveMB = () => {
-  const usage = process.memoryUsage();
-  return (usage.heapUsed + usage.arrayBuffers) / MB;
-};
-const maxRssMB = () => process.resourceUsage().maxRSS / 1024;
+const mbPerSecond = (bytes: number, ms: number) => bytes / MB / (ms / 1000);
+const percent = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)} %`;
 
-// Warm up the code paths with a small file, so the concurrent phase starts from a heap that has
-// never held a 10 MB upload and its growth is the uploads' own.
-const small = multipartBody([{ name: "projectId", body: project.id }, { name: "file", filename: "warmup.png", body: pngChunks(4096) }]);
-await POST(streamingRequest("http://localhost:3000/api/assets/upload", small, headers), { params: Promise.resolve({}) } as never);
+// Warm up both paths with a small file, so the measured phases start from a heap that has never
+// held a 10 MB upload and their growth is the uploads' own.
+for (const target of ["service", "reference"] as const) await upload(target, "warmup.png", () => pngChunks(4096));
 
-const concurrentUploads = (round: string) =>
-  Promise.all(Array.from({ length: CONCURRENT }, (_, index) => upload(`${round}-${index}.png`)));
-
-// 1. Time and RSS, sampled cheaply so the uploads run at full speed.
-gc();
-const baseline = rssMB();
-const maxBefore = maxRssMB();
-let peak = baseline;
-const rssSampler = setInterval(() => (peak = Math.max(peak, rssMB())), 2);
-const started = performance.now();
-await concurrentUploads("timed");
-const elapsed = performance.now() - started;
-clearInterval(rssSampler);
-peak = Math.max(peak, rssMB());
-console.log(`${CONCURRENT} concurrent 10 MB uploads to one project: ${elapsed.toFixed(0)} ms (${((CONCURRENT * FILE_BYTES) / MB / (elapsed / 1000)).toFixed(0)} MB/s aggregate)`);
-console.log(`RSS baseline ${baseline.toFixed(1)} MB, sampled peak ${peak.toFixed(1)} MB: growth ${(peak - baseline).toFixed(1)} MB (process max-RSS grew ${Math.max(0, maxRssMB() - maxBefore).toFixed(1)} MB)`);
-
-// 2. Live memory: each sample collects garbage first, so it counts what the uploads hold.
-gc();
-const liveBaseline = liveMB();
-let livePeak = liveBaseline;
-const liveSampler = setInterval(() => {
+/** 10 concurrent uploads: elapsed time and sampled RSS growth over the baseline after a GC. */
+async function concurrent(target: Target, round: string): Promise<{ ms: number; rssGrowth: number }> {
   gc();
-  livePeak = Math.max(livePeak, liveMB());
-}, 10);
-await concurrentUploads("sampled");
-clearInterval(liveSampler);
-console.log(`live heap + buffers during ${CONCURRENT} concurrent uploads: baseline ${liveBaseline.toFixed(1)} MB, peak ${livePeak.toFixed(1)} MB, growth ${(livePeak - liveBaseline).toFixed(1)} MB`);
-
-// 3. One upload at a time.
-const timings: number[] = [];
-for (let round = 0; round < ROUNDS; round++) {
-  const roundStart = performance.now();
-  await upload(`single-${round}.png`);
-  timings.push(performance.now() - roundStart);
+  const baseline = rssMB();
+  let peak = baseline;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMB())), 2);
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENT }, (_, index) => upload(target, `${round}-${index}.png`)));
+  const ms = performance.now() - started;
+  clearInterval(sampler);
+  return { ms, rssGrowth: Math.max(peak, rssMB()) - baseline };
 }
-timings.sort((a, b) => a - b);
-const median = timings[Math.floor(timings.length / 2)];
-console.log(`single 10 MB upload: median ${median.toFixed(0)} ms (${(FILE_BYTES / MB / (median / 1000)).toFixed(0)} MB/s), best ${timings[0].toFixed(0)} ms, worst ${timings.at(-1)!.toFixed(0)} ms over ${ROUNDS} rounds`);
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+// 1. Single uploads, the two servers interleaved round by round.
+// CPU time (this process: client and server alike) depends less on the machine's other load.
+const single: Record<Target, number[]> = { service: [], reference: [] };
+const singleCpu: Record<Target, number[]> = { service: [], reference: [] };
+for (let round = 0; round < ROUNDS; round++) {
+  for (const target of ["service", "reference"] as const) {
+    const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    await upload(target, `single-${round}.png`);
+    const cpu = process.cpuUsage(cpuBefore);
+    single[target].push(performance.now() - started);
+    singleCpu[target].push((cpu.user + cpu.system) / 1000);
+  }
+}
+const singleService = median(single.service);
+const singleReference = median(single.reference);
+console.log(
+  `single 10 MB upload, median of ${ROUNDS}: service ${singleService.toFixed(0)} ms (${mbPerSecond(FILE_BYTES, singleService).toFixed(0)} MB/s), ` +
+    `plain Node ${singleReference.toFixed(0)} ms (${mbPerSecond(FILE_BYTES, singleReference).toFixed(0)} MB/s): ${percent(singleReference, singleService)} of the reference`,
+);
+
+console.log(
+  `CPU time per single upload, median: service ${median(singleCpu.service).toFixed(0)} ms, plain Node ${median(singleCpu.reference).toFixed(0)} ms (both include the client's)`,
+);
+
+// 2. Ten concurrent uploads, twice per server, interleaved; the better round of each counts.
+const runs: Record<Target, { ms: number; rssGrowth: number }[]> = { service: [], reference: [] };
+for (let round = 0; round < 2; round++) {
+  for (const target of ["service", "reference"] as const) runs[target].push(await concurrent(target, `concurrent-${round}`));
+}
+const best = (target: Target) => runs[target].reduce((a, b) => (a.ms <= b.ms ? a : b));
+const [concurrentService, concurrentReference] = [best("service"), best("reference")];
+const aggregate = (ms: number) => mbPerSecond(CONCURRENT * FILE_BYTES, ms);
+console.log(
+  `${CONCURRENT} concurrent 10 MB uploads: service ${concurrentService.ms.toFixed(0)} ms (${aggregate(concurrentService.ms).toFixed(0)} MB/s), ` +
+    `plain Node ${concurrentReference.ms.toFixed(0)} ms (${aggregate(concurrentReference.ms).toFixed(0)} MB/s): ${percent(concurrentReference.ms, concurrentService.ms)} of the reference`,
+);
+const growth = (target: Target) => runs[target].map((run) => `${run.rssGrowth.toFixed(0)} MB`).join(", ");
+console.log(`RSS growth during the concurrent rounds: service ${growth("service")}; plain Node ${growth("reference")} (goal < 100 MB)`);
+
+agent.destroy();
+await Promise.all([service, reference].map((server) => new Promise((resolve) => server.close(resolve))));
 await getSandboxProvider().kill(sandbox.sandboxId);
 await closeStore();
 fs.rmSync(dataDir, { recursive: true, force: true });

@@ -24,6 +24,8 @@ export interface AcceptedFile {
   filename: string;
   contentType: string;
   size: number;
+  /** SHA-256 of the bytes (hex). */
+  sha256: string;
 }
 
 /**
@@ -58,5 +60,5 @@ export async function acceptFile(file: ReceivedFile | undefined, policy: AcceptP
       `The content of ${JSON.stringify(filename)} is not a .${extension} file${signature ? ` (it looks like ${signature})` : ""}.`,
     );
   }
-  return { path: file.path, filename, contentType: rule.contentType, size: file.size };
+  return { path: file.path, filename, contentType: rule.contentType, size: file.size, sha256: file.sha256 };
 }

@@ -37,6 +37,8 @@ export interface ReceivedFile {
   /** The MIME type the client declared; informative only, never trusted. */
   declaredType: string;
   size: number;
+  /** SHA-256 of the bytes (hex), computed while they were spooled. */
+  sha256: string;
 }
 
 export interface ReceivedForm {
@@ -108,9 +110,13 @@ async function parseForm(request: Request, options: ReceiveOptions, spoolPath: s
       sink = spool;
       let diskFailed = false;
       spool.on("error", () => (diskFailed = true));
+      // Hashed on the way to disk, so the file is never read back whole.
+      const hash = crypto.createHash("sha256");
+      stream.on("data", (chunk: Buffer) => hash.update(chunk));
       spooling = pipeline(stream, spool).then(
         () => {
-          form.file = { path: spoolPath, filename: info.filename ?? "", declaredType: info.mimeType, size: spool.bytesWritten };
+          const sha256 = hash.digest("hex");
+          form.file = { path: spoolPath, filename: info.filename ?? "", declaredType: info.mimeType, size: spool.bytesWritten, sha256 };
         },
         (error: unknown) => {
           // A disk failure is ours (500); anything else is the client's body ending badly.

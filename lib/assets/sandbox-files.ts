@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
 import fs from "node:fs/promises";
+import path from "node:path";
 import { log } from "@/lib/log";
-import { SANDBOX_HOME, type Sandbox } from "@/lib/sandbox";
+import { SANDBOX_HOME, type Sandbox, type SandboxFiles } from "@/lib/sandbox";
 import { ASSET_MANIFEST_PATH, type AssetManifest, serializeAssetManifest } from "./manifest";
 
 /** Per-upload staging directories live here, outside the app's git repository. */
@@ -25,11 +26,16 @@ export function createStaging(): Staging {
 }
 
 /**
- * Copies a host file into the staging directory (as `name`) and returns its sandbox path. Large
- * files go as numbered parts joined with `cat`, so at most one part is in memory at a time.
+ * Copies a host file into the staging directory (as `name`) and returns its sandbox path. A
+ * sandbox on the host's filesystem copies it directly; for the others, large files go as numbered
+ * parts joined with `cat`, so at most one part is in memory at a time.
  */
 export async function stageHostFile(sandbox: Sandbox, staging: Staging, hostPath: string, size: number, name = "data"): Promise<string> {
   const target = `${staging.dir}/${name}`;
+  if (sandbox.files.copyFromHost) {
+    await sandbox.files.copyFromHost(target, hostPath);
+    return target;
+  }
   const partCount = Math.max(1, Math.ceil(size / SANDBOX_PART_BYTES));
   const buffer = Buffer.allocUnsafe(Math.min(Math.max(size, 1), SANDBOX_PART_BYTES));
   const handle = await fs.open(hostPath);
@@ -52,14 +58,44 @@ export async function stageHostFile(sandbox: Sandbox, staging: Staging, hostPath
 }
 
 /**
- * Makes staged changes visible in one sandbox command: files are moved (renamed) into place,
- * removed files deleted, then the new manifest, written into the staging directory first, is
- * renamed over the old one, so readers see either the old manifest or the new one, never half.
- * Paths travel as environment variables, never pasted into the shell text.
+ * Makes staged changes visible: files are moved (renamed) into place, removed files deleted, then
+ * the new manifest, written into the staging directory first, is renamed over the old one, so
+ * readers see either the old manifest or the new one, never half. A sandbox with `files.rename`
+ * (local) does it through its filesystem, without starting a process; the others in one command,
+ * with paths travelling as environment variables, never pasted into the shell text.
  */
 export async function commitStaging(sandbox: Sandbox, staging: Staging, changes: StagedChange[], manifest: AssetManifest): Promise<void> {
   const manifestTemp = `${staging.dir}/manifest.json`;
   await sandbox.files.write(manifestTemp, serializeAssetManifest(manifest));
+  if (canRename(sandbox.files)) await commitThroughFiles(sandbox.files, staging, changes, manifestTemp);
+  else await commitInOneCommand(sandbox, staging, changes, manifestTemp);
+}
+
+type RenamingFiles = SandboxFiles & Required<Pick<SandboxFiles, "rename">>;
+const canRename = (files: SandboxFiles): files is RenamingFiles => files.rename !== undefined;
+
+/** Moved files go back into the staging directory when a later step fails, to be discarded with it. */
+async function commitThroughFiles(files: RenamingFiles, staging: Staging, changes: StagedChange[], manifestTemp: string): Promise<void> {
+  const moved: { from: string; to: string }[] = [];
+  const moveInto = async (from: string, to: string) => {
+    await files.makeDir(path.posix.dirname(to));
+    await files.rename(from, to);
+    moved.push({ from, to });
+  };
+  try {
+    for (const change of changes) {
+      if ("remove" in change) await files.remove(change.remove);
+      else await moveInto(change.move, change.to);
+    }
+    await moveInto(manifestTemp, ASSET_MANIFEST_PATH);
+  } catch (error) {
+    for (const { from, to } of moved.reverse()) await files.rename(to, from).catch(() => undefined);
+    throw error;
+  }
+  await files.remove(staging.dir);
+}
+
+async function commitInOneCommand(sandbox: Sandbox, staging: Staging, changes: StagedChange[], manifestTemp: string): Promise<void> {
   const envs: Record<string, string> = { STAGING: staging.dir, MANIFEST_TEMP: manifestTemp, MANIFEST: ASSET_MANIFEST_PATH };
   const steps = changes.map((change, index) => {
     if ("remove" in change) {

@@ -1,5 +1,4 @@
-import fs from "node:fs";
-import type { BlobStore, PutBlobResult } from "@/lib/blob";
+import { type BlobStore, type PutBlobResult, putBlobFile } from "@/lib/blob";
 import { log } from "@/lib/log";
 import type { Sandbox } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
@@ -48,7 +47,8 @@ export const manifestEntryOf = (asset: ProjectAssetRecord): AssetManifestEntry =
 });
 
 /**
- * Stores an accepted file as a project asset (spec 4.3): staged in the sandbox, then under the
+ * Stores an accepted file as a project asset (spec 4.3), taking the file at `file.path` over (it
+ * is gone afterwards, stored or not): staged in the sandbox, then under the
  * project's lock put in the blob store at `<user>/<project>/assets/<filename>` (public, no suffix,
  * overwriting), recorded in `project_assets`, moved into `assets/images/` and entered in the
  * manifest. Holding the lock across the put means a reconcile never sees the blob of an upload
@@ -62,12 +62,13 @@ export async function storeAsset(target: AssetTarget, file: AcceptedFile, storag
   const pathname = assetBlobPathname(target.userId, projectId, file.filename);
   const staging = createStaging();
   try {
-    const version = await contentVersion(file.path);
+    const version = contentVersion(file.sha256);
     const stagedPath = await stageHostFile(sandbox, staging, file.path, file.size);
     return await storage.manifestLock.run(projectId, async (db) => {
       let put: PutBlobResult | undefined;
       try {
-        put = await storage.blobs.put(pathname, fs.createReadStream(file.path), {
+        // Takes the spool file over: the fs driver renames it into the store.
+        put = await putBlobFile(storage.blobs, pathname, file.path, {
           access: "public",
           allowOverwrite: true,
           contentType: file.contentType,

@@ -1,16 +1,9 @@
-import crypto from "node:crypto";
-import fs from "node:fs";
-
 /**
- * A short digest of a file's bytes. Asset URLs carry it as `?v=`, so a re-upload under the same
- * name gets a new URL and no cache (browser or CDN, whatever the driver's max-age) can answer it
- * with the old bytes; an identical re-upload keeps its URL.
+ * The version of content with this SHA-256 (hex): a short prefix of it. Asset URLs carry it as
+ * `?v=`, so a re-upload under the same name gets a new URL and no cache (browser or CDN, whatever
+ * the driver's max-age) can answer it with the old bytes; an identical re-upload keeps its URL.
  */
-export async function contentVersion(hostPath: string): Promise<string> {
-  const hash = crypto.createHash("sha256");
-  for await (const chunk of fs.createReadStream(hostPath)) hash.update(chunk as Buffer);
-  return hash.digest("hex").slice(0, 16);
-}
+export const contentVersion = (sha256: string): string => sha256.slice(0, 16);
 
 /** The blob's URL with its version as the `v` query parameter. */
 export function versionedAssetUrl(blobUrl: string, version: string): string {

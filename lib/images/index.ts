@@ -1,6 +1,5 @@
-import fs from "node:fs";
 import { acceptFile, type AcceptedFile, uploadReceiveOptions, withReceivedForm } from "@/lib/assets";
-import { type BlobStore, getBlobStore } from "@/lib/blob";
+import { type BlobStore, getBlobStore, putBlobFile } from "@/lib/blob";
 import type { User } from "@/lib/store/users";
 
 /** The answer of POST /api/upload-image. */
@@ -14,10 +13,11 @@ export interface ChatImageResult {
 /**
  * Stores an accepted image as a chat image (spec 2.9, 4.3): public, at
  * `chat-images/<user_id>/<timestamp>-<filename>` with a random suffix so equal names never
- * collide, with the content type of the verified image format.
+ * collide, with the content type of the verified image format. The file at `file.path` is taken
+ * over: it is gone afterwards.
  */
 export async function storeChatImage(userId: string, file: AcceptedFile, blobs: BlobStore): Promise<ChatImageResult> {
-  const put = await blobs.put(`chat-images/${userId}/${Date.now()}-${file.filename}`, fs.createReadStream(file.path), {
+  const put = await putBlobFile(blobs, `chat-images/${userId}/${Date.now()}-${file.filename}`, file.path, {
     access: "public",
     addRandomSuffix: true,
     contentType: file.contentType,

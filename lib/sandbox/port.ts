@@ -58,6 +58,18 @@ export interface SandboxFiles {
   makeDir(path: string): Promise<boolean>;
   /** Removes a file or a directory tree; a missing path is not an error. */
   remove(path: string): Promise<void>;
+  /**
+   * Copies a file of the host (the server's machine) to `path`, creating missing parent
+   * directories, without reading it into memory. Only drivers whose sandboxes live on the host's
+   * filesystem have it (local); the others are sent bytes with `write`.
+   */
+  copyFromHost?(path: string, hostPath: string): Promise<WriteInfo>;
+  /**
+   * Renames a file or directory, replacing a file at `newPath` (like `mv -f` onto a file); the
+   * parent of `newPath` must exist. Only drivers with direct filesystem access have it (local):
+   * one call instead of starting a command.
+   */
+  rename?(oldPath: string, newPath: string): Promise<WriteInfo>;
 }
 
 /** Outcome of a finished command. */

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -16,7 +17,8 @@ afterAll(async () => {
 async function received(filename: string, bytes: Uint8Array | string): Promise<ReceivedFile> {
   const file = path.join(dir, crypto.randomUUID());
   await fs.writeFile(file, bytes);
-  return { path: file, filename, declaredType: "application/octet-stream", size: Buffer.byteLength(bytes) };
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  return { path: file, filename, declaredType: "application/octet-stream", size: Buffer.byteLength(bytes), sha256 };
 }
 
 describe("detectSignature", () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -39,8 +40,9 @@ afterAll(async () => {
 
 async function acceptedPng(name: string, size: number): Promise<AcceptedFile> {
   const file = path.join(getConfig().DATA_DIR, `${crypto.randomUUID()}.png`);
-  await fs.writeFile(file, sample("png", size));
-  return { path: file, filename: name, contentType: "image/png", size };
+  const bytes = sample("png", size);
+  await fs.writeFile(file, bytes);
+  return { path: file, filename: name, contentType: "image/png", size, sha256: createHash("sha256").update(bytes).digest("hex") };
 }
 
 describeWithPostgres("asset manifest updates across processes sharing PostgreSQL", () => {

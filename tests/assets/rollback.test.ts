@@ -1,57 +1,116 @@
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { getBlobStore } from "@/lib/blob";
+import { ASSET_MANIFEST_PATH } from "@/lib/assets";
+import { type FsBlobStore, getBlobStore, isFsBlobStore } from "@/lib/blob";
 import { BlobStoreUnavailableError } from "@/lib/blob/errors";
+import { getConfig } from "@/lib/config";
 import { CommandExitError } from "@/lib/sandbox";
 import { assetForm, NOTHING_STORED, setupAssetFixture } from "./fixture";
-import { sample } from "./samples";
+import { multipartBody, streamingRequest } from "./multipart";
+import { pngChunks, sample } from "./samples";
 
 const fx = setupAssetFixture();
 
 const commandFailure = () => new CommandExitError({ exitCode: 1, stdout: "", stderr: "mv: cannot move: Input/output error" });
 
+/** The default fs store, whose `putFile` takes the spool file over. */
+function fsBlobs(): FsBlobStore {
+  const store = getBlobStore();
+  if (!isFsBlobStore(store)) throw new Error("the asset tests run on the fs blob driver");
+  return store;
+}
+
+/** Every file of the fs blob store (committed versions and temp files), relative to its root. */
+function blobFiles(): string[] {
+  const root = path.join(getConfig().DATA_DIR, "blobs");
+  if (!fs.existsSync(root)) return [];
+  return fs
+    .readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
+}
+
 describe("an asset upload either fully happens or leaves nothing", () => {
   it("deletes the blob when the sandbox commit fails after the blob put", async () => {
     const { project, sandbox } = await fx.newProject();
-    const put = vi.spyOn(getBlobStore(), "put");
-    const run = sandbox.commands.run.bind(sandbox.commands);
-    vi.spyOn(sandbox.commands, "run").mockImplementation(((cmd: string, options?: object) =>
-      cmd.includes("$MANIFEST_TEMP") ? Promise.reject(commandFailure()) : run(cmd, options as never)) as typeof sandbox.commands.run);
+    const before = blobFiles();
+    const putFile = vi.spyOn(fsBlobs(), "putFile");
+    // The local sandbox commits through its filesystem: the manifest's rename fails.
+    const rename = sandbox.files.rename!.bind(sandbox.files);
+    vi.spyOn(sandbox.files, "rename").mockImplementation((from: string, to: string) =>
+      to === ASSET_MANIFEST_PATH ? Promise.reject(commandFailure()) : rename(from, to),
+    );
 
     const response = await fx.upload(assetForm(project.id, "a.png", sample("png")));
     expect(response.status).toBe(502);
     expect((await response.json()).error.code).toBe("sandbox_command_failed");
-    expect(put).toHaveBeenCalledTimes(1);
+    expect(putFile).toHaveBeenCalledTimes(1);
     expect(await fx.leftovers(project, sandbox)).toEqual(NOTHING_STORED);
+    expect(blobFiles()).toEqual(before);
   });
 
   it("removes the staged sandbox file when the blob put fails after it", async () => {
     const { project, sandbox } = await fx.newProject();
-    const write = vi.spyOn(sandbox.files, "write");
-    vi.spyOn(getBlobStore(), "put").mockRejectedValueOnce(new BlobStoreUnavailableError("The blob store is down."));
+    const copy = vi.spyOn(sandbox.files, "copyFromHost");
+    vi.spyOn(fsBlobs(), "putFile").mockRejectedValueOnce(new BlobStoreUnavailableError("The blob store is down."));
 
     const response = await fx.upload(assetForm(project.id, "a.png", sample("png")));
     expect(response.status).toBe(502);
     expect((await response.json()).error.code).toBe("blob_store_failed");
-    expect(write).toHaveBeenCalled();
+    expect(copy).toHaveBeenCalled();
     expect(await fx.leftovers(project, sandbox)).toEqual(NOTHING_STORED);
   });
 
   it("puts nothing in the blob store when the sandbox write fails", async () => {
     const { project, sandbox } = await fx.newProject();
-    const put = vi.spyOn(getBlobStore(), "put");
-    vi.spyOn(sandbox.files, "write").mockRejectedValueOnce(commandFailure());
+    const putFile = vi.spyOn(fsBlobs(), "putFile");
+    vi.spyOn(sandbox.files, "copyFromHost").mockRejectedValueOnce(commandFailure());
 
     const response = await fx.upload(assetForm(project.id, "a.png", sample("png")));
     expect(response.status).toBe(502);
-    expect(put).not.toHaveBeenCalled();
+    expect(putFile).not.toHaveBeenCalled();
     expect(await fx.leftovers(project, sandbox)).toEqual(NOTHING_STORED);
+  });
+
+  it("leaves no blob, sandbox file, manifest entry or spool file when the body breaks off mid-file", async () => {
+    const { project, sandbox } = await fx.newProject();
+    const before = blobFiles();
+    const copy = vi.spyOn(sandbox.files, "copyFromHost");
+    const png = pngChunks(4 * 1024 * 1024);
+    function* breaksOff(): Generator<Uint8Array> {
+      let sent = 0;
+      for (const chunk of png) {
+        yield chunk;
+        sent += chunk.byteLength;
+        if (sent > 1024 * 1024) throw new Error("the client went away");
+      }
+    }
+    const body = multipartBody([{ name: "projectId", body: project.id }, { name: "file", filename: "a.png", body: breaksOff() }]);
+
+    const response = await fx.uploadRequest(streamingRequest(fx.uploadUrl, body, fx.owner.headers));
+    expect(response.status).toBe(400);
+    expect(copy).not.toHaveBeenCalled();
+    expect(await fx.leftovers(project, sandbox)).toEqual(NOTHING_STORED);
+    expect(blobFiles()).toEqual(before);
+  });
+
+  it("moves the spool file into the blob store without starting a sandbox command: one new blob file, no spool file left", async () => {
+    const { project, sandbox } = await fx.newProject();
+    const before = blobFiles().length;
+    const run = vi.spyOn(sandbox.commands, "run");
+    const response = await fx.upload(assetForm(project.id, "moved.png", sample("png")));
+    expect(response.status).toBe(200);
+    expect(run).not.toHaveBeenCalled();
+    expect(blobFiles()).toHaveLength(before + 1);
+    expect((await fx.leftovers(project, sandbox)).spool).toEqual([]);
   });
 
   it("keeps earlier assets intact when a later upload fails", async () => {
     const { project, sandbox } = await fx.newProject();
     expect((await fx.upload(assetForm(project.id, "kept.png", sample("png")))).status).toBe(200);
     const before = await fx.leftovers(project, sandbox);
-    vi.spyOn(getBlobStore(), "put").mockRejectedValueOnce(new BlobStoreUnavailableError("The blob store is down."));
+    vi.spyOn(fsBlobs(), "putFile").mockRejectedValueOnce(new BlobStoreUnavailableError("The blob store is down."));
     expect((await fx.upload(assetForm(project.id, "lost.png", sample("png")))).status).toBe(502);
     expect(await fx.leftovers(project, sandbox)).toEqual(before);
   });

@@ -2,12 +2,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getBlobStore, isFsBlobStore } from "@/lib/blob";
 import { createFsBlobStore } from "@/lib/blob/drivers/fs";
 import { BlobAlreadyExistsError, BlobOptionsError } from "@/lib/blob/errors";
 import { getConfig } from "@/lib/config";
-import { openStore, type Sql } from "@/lib/store";
+import { getStore, openStore, type Sql } from "@/lib/store";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { describeBlobContract } from "../contract/blob";
 import { fetchThroughRoute } from "./route-client";
@@ -55,6 +55,35 @@ describeBlobContract(
         expect(filesUnder(blobRoot()).length).toBe(before);
       });
 
+      it("putFile moves a host file into the store: same bytes, one file per blob, gone from its path", async () => {
+        const store = harness().store;
+        if (!isFsBlobStore(store)) throw new Error("expected the fs driver");
+        const hostPath = path.join(getConfig().DATA_DIR, `put-file-${crypto.randomUUID()}`);
+        const bytes = Buffer.alloc(300 * 1024, 7);
+        fs.writeFileSync(hostPath, bytes);
+        const before = filesUnder(blobRoot()).length;
+        const put = await store.putFile("fs-only/moved.bin", hostPath, { access: "public", allowOverwrite: true });
+        expect(fs.existsSync(hostPath)).toBe(false);
+        expect(filesUnder(blobRoot()).length).toBe(before + 1);
+        const found = await store.get(put.pathname);
+        expect(found!.blob.size).toBe(bytes.length);
+        expect(Buffer.from(await new Response(found!.stream).arrayBuffer()).equals(bytes)).toBe(true);
+        await store.del(put.pathname);
+      });
+
+      it("putFile removes the host file and stores nothing when the put is refused", async () => {
+        const store = harness().store;
+        if (!isFsBlobStore(store)) throw new Error("expected the fs driver");
+        await store.put("fs-only/taken.txt", "first", { access: "public", allowOverwrite: true });
+        const hostPath = path.join(getConfig().DATA_DIR, `put-file-${crypto.randomUUID()}`);
+        fs.writeFileSync(hostPath, "second");
+        const before = filesUnder(blobRoot());
+        await expect(store.putFile("fs-only/taken.txt", hostPath, { access: "public" })).rejects.toBeInstanceOf(BlobAlreadyExistsError);
+        expect(fs.existsSync(hostPath)).toBe(false);
+        expect(filesUnder(blobRoot())).toEqual(before);
+        expect(await new Response((await store.get("fs-only/taken.txt"))!.stream).text()).toBe("first");
+      });
+
       it("rejects a cursor it did not issue", async () => {
         await expect(harness().store.list({ cursor: "not a cursor!" })).rejects.toBeInstanceOf(BlobOptionsError);
       });
@@ -65,6 +94,30 @@ describeBlobContract(
     },
   },
 );
+
+describe("fs blob driver when the metadata commit fails", () => {
+  it("removes the version file putFile moved in, and the host file", async () => {
+    const rootDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-fs-blobs-"));
+    // The database answers lookups but fails the commit, as when it goes away mid-put.
+    const failingCommit = async (): Promise<Sql> => {
+      const sql = await getStore();
+      return new Proxy(sql, {
+        get: (target, key) =>
+          key === "transaction" ? () => Promise.reject(new Error("database went away")) : Reflect.get(target, key, target),
+      });
+    };
+    const store = createFsBlobStore({ rootDir, publicBaseUrl: "http://blobs.test", getSql: failingCommit });
+    const hostPath = path.join(rootDir, "upload.part");
+    fs.writeFileSync(hostPath, Buffer.alloc(64 * 1024, 3));
+    try {
+      await expect(store.putFile("commit/fails.bin", hostPath, { access: "public", allowOverwrite: true })).rejects.toThrow("database went away");
+      expect(filesUnder(rootDir)).toEqual([]);
+      expect(await store.head("commit/fails.bin")).toBeNull();
+    } finally {
+      fs.rmSync(rootDir, { recursive: true, force: true });
+    }
+  });
+});
 
 describeWithPostgres("fs blob driver on PostgreSQL: concurrent writers", () => {
   let sql: Sql;

@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
+import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { CommandExitError, InvalidArgumentError, type Sandbox } from "@/lib/sandbox";
+import { CommandExitError, FileNotFoundError, InvalidArgumentError, PathOutsideSandboxError, type Sandbox } from "@/lib/sandbox";
 import { createLocalSandboxProvider } from "@/lib/sandbox/drivers/local";
 import { getCommandHost } from "@/lib/sandbox/drivers/local-command-host";
 import { isProcessAlive, waitUntilGone } from "@/lib/sandbox/drivers/local-os-processes";
@@ -40,6 +41,36 @@ describe("local sandbox driver", () => {
     await expect(sandbox.files.remove("/home/user")).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(provider.connect("../../etc")).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(provider.kill("a/b")).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it("copies a host file in through the filesystem: a copy the app can rewrite without touching the source", async () => {
+    const sandbox = await newSandbox();
+    const source = path.join(process.env.DATA_DIR!, `copy-source-${crypto.randomUUID()}`);
+    await fs.writeFile(source, "original bytes");
+    try {
+      const info = await sandbox.files.copyFromHost!("staging/deep/copied.txt", source);
+      expect(info).toEqual({ name: "copied.txt", path: "/home/user/staging/deep/copied.txt", type: "file" });
+      expect(await sandbox.files.read("/home/user/staging/deep/copied.txt")).toBe("original bytes");
+      // Rewritten in place (same inode when it is one): a hard link would change the source too.
+      await sandbox.commands.run("printf changed > staging/deep/copied.txt");
+      expect(await fs.readFile(source, "utf8")).toBe("original bytes");
+      await expect(sandbox.files.copyFromHost!("../escaped.txt", source)).rejects.toBeInstanceOf(PathOutsideSandboxError);
+    } finally {
+      await fs.rm(source, { force: true });
+    }
+  });
+
+  it("renames through the filesystem: replaces a file at the target, refuses paths outside the sandbox", async () => {
+    const sandbox = await newSandbox();
+    await sandbox.files.write("staging/new.txt", "new");
+    await sandbox.files.write("final/old.txt", "old");
+    const info = await sandbox.files.rename!("staging/new.txt", "/home/user/final/old.txt");
+    expect(info).toEqual({ name: "old.txt", path: "/home/user/final/old.txt", type: "file" });
+    expect(await sandbox.files.read("final/old.txt")).toBe("new");
+    expect(await sandbox.files.exists("staging/new.txt")).toBe(false);
+    await expect(sandbox.files.rename!("staging/missing.txt", "final/x.txt")).rejects.toBeInstanceOf(FileNotFoundError);
+    await expect(sandbox.files.rename!("final/old.txt", "../../outside.txt")).rejects.toBeInstanceOf(PathOutsideSandboxError);
+    expect(await sandbox.files.read("final/old.txt")).toBe("new");
   });
 
   it("after a server restart, reconnects to the directory, keeps ports and ends stray processes", async () => {

@@ -1,5 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
+import { createReadStream } from "node:fs";
 import type { Readable } from "node:stream";
 
 /**
@@ -11,6 +12,12 @@ import type { Readable } from "node:stream";
 export interface BlobFiles {
   /** Streams `source` to a temp file, fsyncs it and renames it into place; returns its size. */
   write(version: string, source: Buffer | Readable): Promise<number>;
+  /**
+   * Makes a finished host file the version's bytes: fsynced and renamed into place, so the bytes
+   * are written once. The file is gone from `hostPath` afterwards (when it is on another
+   * filesystem it is copied through a temp file like `write`, then removed); returns its size.
+   */
+  adopt(version: string, hostPath: string): Promise<number>;
   /** Opens a committed version for reading; null when it no longer exists. */
   open(version: string): Promise<fs.FileHandle | null>;
   /** Removes a version; a missing file is not an error. */
@@ -19,14 +26,19 @@ export interface BlobFiles {
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException)?.code === "ENOENT";
 
-async function fsyncDirectory(dir: string): Promise<void> {
-  const handle = await fs.open(dir, "r");
+/** fsyncs a file or directory; `mode` also sets the permissions of a file on the way. */
+async function fsyncPath(filePath: string, mode?: number): Promise<number> {
+  const handle = await fs.open(filePath, "r");
   try {
+    if (mode !== undefined) await handle.chmod(mode);
     await handle.sync();
+    return (await handle.stat()).size;
   } finally {
     await handle.close();
   }
 }
+
+const FILE_MODE = 0o644;
 
 export function createBlobFiles(rootDir: string): BlobFiles {
   const tmpDir = path.join(rootDir, "tmp");
@@ -35,12 +47,20 @@ export function createBlobFiles(rootDir: string): BlobFiles {
     return path.join(rootDir, "objects", version.slice(0, 2), version);
   };
 
-  return {
+  /** Renames a synced file into place and makes the rename durable. */
+  async function commitFile(fromPath: string, finalPath: string): Promise<void> {
+    await fs.mkdir(path.dirname(finalPath), { recursive: true });
+    await fs.rename(fromPath, finalPath);
+    // The rename is durable only once the directory entry is on disk.
+    await fsyncPath(path.dirname(finalPath));
+  }
+
+  const files: BlobFiles = {
     async write(version, source) {
       const finalPath = objectPath(version);
       const tmpPath = path.join(tmpDir, `${version}.part`);
       await fs.mkdir(tmpDir, { recursive: true });
-      const handle = await fs.open(tmpPath, "wx", 0o644);
+      const handle = await fs.open(tmpPath, "wx", FILE_MODE);
       try {
         let size = 0;
         try {
@@ -53,15 +73,26 @@ export function createBlobFiles(rootDir: string): BlobFiles {
         } finally {
           await handle.close();
         }
-        await fs.mkdir(path.dirname(finalPath), { recursive: true });
-        await fs.rename(tmpPath, finalPath);
-        // The rename is durable only once the directory entry is on disk.
-        await fsyncDirectory(path.dirname(finalPath));
+        await commitFile(tmpPath, finalPath);
         return size;
       } catch (error) {
         await fs.rm(tmpPath, { force: true });
         throw error;
       }
+    },
+
+    async adopt(version, hostPath) {
+      const finalPath = objectPath(version);
+      const size = await fsyncPath(hostPath, FILE_MODE);
+      try {
+        await commitFile(hostPath, finalPath);
+        return size;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
+      }
+      const copied = await files.write(version, createReadStream(hostPath));
+      await fs.rm(hostPath, { force: true });
+      return copied;
     },
 
     async open(version) {
@@ -77,6 +108,7 @@ export function createBlobFiles(rootDir: string): BlobFiles {
       await fs.rm(objectPath(version), { force: true });
     },
   };
+  return files;
 }
 
 /** Inclusive byte range. */

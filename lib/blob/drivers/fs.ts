@@ -1,9 +1,10 @@
 import crypto from "node:crypto";
+import { rm } from "node:fs/promises";
 import type { Sql } from "@/lib/store";
 import { BlobAlreadyExistsError, BlobOptionsError } from "../errors";
 import { normalizeBody, preparePut, resolveListOptions, toPutResult } from "../options";
 import { createBlobUrls } from "../pathname";
-import type { BlobStore, HeadBlobResult, ListBlobResult, PutBlobResult } from "../port";
+import type { BlobStore, HeadBlobResult, ListBlobResult, PutBlobResult, PutOptions } from "../port";
 import { type ByteRange, createBlobFiles, fileHandleStream } from "./fs-files";
 import {
   type BlobRow,
@@ -38,6 +39,12 @@ export interface FsBlobStore extends BlobStore {
   readonly driver: "fs";
   /** Opens a blob for serving (ranges, conditional requests); null when missing. */
   open(urlOrPathname: string): Promise<OpenedBlob | null>;
+  /**
+   * `put` of a finished host file that the store takes over: renamed into the store rather than
+   * copied, so an upload's bytes hit the disk once. The file is gone from `hostPath` afterwards,
+   * whether the put succeeded or not.
+   */
+  putFile(pathname: string, hostPath: string, options: PutOptions): Promise<PutBlobResult>;
 }
 
 export function isFsBlobStore(store: BlobStore): store is FsBlobStore {
@@ -120,33 +127,49 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     return null;
   }
 
+  /** Writes a new version with `writeVersion`, then commits its row: until then nothing is visible. */
+  async function storeVersion(
+    pathname: string,
+    putOptions: PutOptions,
+    writeVersion: (version: string) => Promise<number>,
+  ): Promise<PutBlobResult> {
+    const prepared = preparePut(pathname, putOptions);
+    const sql = await options.getSql();
+    // Fail before reading the body when the answer is already known.
+    if (!prepared.allowOverwrite && (await getBlobRow(sql, prepared.pathname))) {
+      throw new BlobAlreadyExistsError(prepared.pathname);
+    }
+    const version = crypto.randomBytes(16).toString("hex");
+    const size = await writeVersion(version);
+    const row = { ...prepared, size, etag: quote(version) };
+    try {
+      if (prepared.allowOverwrite) {
+        const replaced = await replaceBlobRow(sql, row);
+        if (replaced) await files.remove(versionOf(replaced));
+      } else if (!(await insertBlobRowIfAbsent(sql, row))) {
+        throw new BlobAlreadyExistsError(prepared.pathname);
+      }
+    } catch (error) {
+      await files.remove(version);
+      throw error;
+    }
+    return toPutResult(urls, prepared, row.etag);
+  }
+
   return {
     driver: "fs",
     open,
 
-    async put(pathname, body, putOptions): Promise<PutBlobResult> {
-      const prepared = preparePut(pathname, putOptions);
-      const source = normalizeBody(body);
-      const sql = await options.getSql();
-      // Fail before reading the body when the answer is already known.
-      if (!prepared.allowOverwrite && (await getBlobRow(sql, prepared.pathname))) {
-        throw new BlobAlreadyExistsError(prepared.pathname);
-      }
-      const version = crypto.randomBytes(16).toString("hex");
-      const size = await files.write(version, source);
-      const row = { ...prepared, size, etag: quote(version) };
+    async put(pathname, body, putOptions) {
+      return storeVersion(pathname, putOptions, (version) => files.write(version, normalizeBody(body)));
+    },
+
+    async putFile(pathname, hostPath, putOptions) {
       try {
-        if (prepared.allowOverwrite) {
-          const replaced = await replaceBlobRow(sql, row);
-          if (replaced) await files.remove(versionOf(replaced));
-        } else if (!(await insertBlobRowIfAbsent(sql, row))) {
-          throw new BlobAlreadyExistsError(prepared.pathname);
-        }
-      } catch (error) {
-        await files.remove(version);
-        throw error;
+        return await storeVersion(pathname, putOptions, (version) => files.adopt(version, hostPath));
+      } finally {
+        await rm(hostPath, { force: true });
       }
-      return toPutResult(urls, prepared, row.etag);
     },
 
     // async: an invalid pathname rejects rather than throws.

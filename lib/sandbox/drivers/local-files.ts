@@ -1,4 +1,4 @@
-import type { Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { FileNotFoundError, InvalidArgumentError } from "../errors";
@@ -41,11 +41,11 @@ export class LocalFiles implements SandboxFiles {
   async write(target: string | WriteEntry[], data?: FileData): Promise<WriteInfo | WriteInfo[]> {
     if (Array.isArray(target)) {
       const written: WriteInfo[] = [];
-      for (const entry of target) written.push(await this.writeOne(entry.path, entry.data));
+      for (const entry of target) written.push(await this.writeBytes(entry.path, entry.data));
       return written;
     }
     if (data === undefined) throw new InvalidArgumentError("files.write needs data to write.");
-    return this.writeOne(target, data);
+    return this.writeBytes(target, data);
   }
 
   async list(sandboxPath: string, options: { depth?: number } = {}): Promise<EntryInfo[]> {
@@ -79,11 +79,34 @@ export class LocalFiles implements SandboxFiles {
     await fs.rm(await this.paths.resolve(sandboxPath, { followLast: false }), { recursive: true, force: true });
   }
 
-  private async writeOne(sandboxPath: string, data: FileData): Promise<WriteInfo> {
+  /**
+   * A copy, never a hard link: the app may rewrite the file in place, which must not change the
+   * source (a blob). Copy-on-write filesystems clone it without writing the bytes again.
+   */
+  async copyFromHost(sandboxPath: string, sourcePath: string): Promise<WriteInfo> {
+    return this.writeOne(sandboxPath, (hostPath) => fs.copyFile(sourcePath, hostPath, constants.COPYFILE_FICLONE));
+  }
+
+  async rename(oldPath: string, newPath: string): Promise<WriteInfo> {
+    // Links are renamed themselves, never followed, like `mv`.
+    const from = await this.paths.resolve(oldPath, { followLast: false });
+    const to = await this.paths.resolve(newPath, { followLast: false });
+    const stat = await orNotFound(oldPath, async () => {
+      await fs.rename(from, to);
+      return fs.lstat(to);
+    });
+    return { name: path.basename(to), path: this.paths.toSandbox(to), type: entryType(stat) };
+  }
+
+  private writeBytes(sandboxPath: string, data: FileData): Promise<WriteInfo> {
+    return this.writeOne(sandboxPath, (hostPath) => fs.writeFile(hostPath, toBytes(data)));
+  }
+
+  private async writeOne(sandboxPath: string, writeFile: (hostPath: string) => Promise<void>): Promise<WriteInfo> {
     const hostPath = await this.paths.resolve(sandboxPath);
     await orNotFound(sandboxPath, async () => {
       await fs.mkdir(path.dirname(hostPath), { recursive: true });
-      await fs.writeFile(hostPath, toBytes(data));
+      await writeFile(hostPath);
     });
     return { name: path.basename(hostPath), path: this.paths.toSandbox(hostPath), type: "file" };
   }
