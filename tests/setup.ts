@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
+import { claimPortSlice } from "./helpers/port-slice";
 
 // Every test file gets its own data directory (PGlite, blobs, sandboxes, secrets key) so files
 // can run in parallel without sharing state.
@@ -9,11 +10,8 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-test-"));
 process.env.DATA_DIR = dataDir;
 process.env.LOG_LEVEL ??= "silent";
 process.env.SEED_DEMO = "false";
-// Test files run side by side, each with its own sandboxes root, so no file sees the ports the
-// others reserved: each worker gets its own slice of the range for its sandboxes' servers.
-const WORKER_PORT_SLICE = 200;
-const workerSlot = (Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 5;
-process.env.LOCAL_PORT_RANGE = `${24_000 + workerSlot * WORKER_PORT_SLICE}-${24_000 + (workerSlot + 1) * WORKER_PORT_SLICE - 1}`;
+const portSlice = claimPortSlice();
+process.env.LOCAL_PORT_RANGE = portSlice.range;
 
 // The app's dev servers are stand-ins unless the file imports tests/helpers/real-dev-servers.ts
 // (see tests/helpers/dev-server-stand-in.mjs).
@@ -24,5 +22,6 @@ process.env.BACKEND_DEV_COMMAND = `node ${standIn} backend`;
 afterAll(async () => {
   const { resetProcessSingletons } = await import("@/lib/singletons");
   await resetProcessSingletons();
+  portSlice.release();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });

@@ -1,0 +1,58 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/** Claims, shared by every test run on the machine (two clones' runs side by side included). */
+const CLAIMS_DIR = path.join(os.tmpdir(), "cbs-test-port-slices");
+const FIRST_PORT = 24_000;
+const SLICE_SIZE = 100;
+const SLICES = 10;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The pid text of a claim; empty when it is gone. */
+function readClaim(claim: string): string {
+  try {
+    return fs.readFileSync(claim, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * A slice of the local sandbox port range held by this test file's process alone: files run side
+ * by side, each with its own sandboxes root, so none sees the ports the others reserved, and a
+ * reserved port is only listened on seconds later (Metro's start). A claim is a file holding the
+ * pid; a dead holder's claim is taken over. Waits while every slice is held.
+ */
+export function claimPortSlice(): { range: string; release(): void } {
+  fs.mkdirSync(CLAIMS_DIR, { recursive: true });
+  for (;;) {
+    for (let slot = 0; slot < SLICES; slot++) {
+      const claim = path.join(CLAIMS_DIR, `${slot}.pid`);
+      try {
+        fs.writeFileSync(claim, String(process.pid), { flag: "wx" });
+      } catch {
+        const holder = Number(readClaim(claim));
+        // Holders write their pid at once; an empty claim is one being written.
+        if (holder && !isAlive(holder)) fs.rmSync(claim, { force: true });
+        continue;
+      }
+      const first = FIRST_PORT + slot * SLICE_SIZE;
+      return {
+        range: `${first}-${first + SLICE_SIZE - 1}`,
+        release: () => {
+          if (readClaim(claim) === String(process.pid)) fs.rmSync(claim, { force: true });
+        },
+      };
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+  }
+}
