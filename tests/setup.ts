@@ -10,7 +10,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-test-"));
 process.env.DATA_DIR = dataDir;
 process.env.LOG_LEVEL ??= "silent";
 process.env.SEED_DEMO = "false";
-const portSlice = claimPortSlice();
+const portSlice = await claimPortSlice();
 process.env.LOCAL_PORT_RANGE = portSlice.range;
 
 // The app's dev servers are stand-ins unless the file imports tests/helpers/real-dev-servers.ts

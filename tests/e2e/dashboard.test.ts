@@ -125,6 +125,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
 
   it("enables the cloud backend: connecting with step progress, then connected", async () => {
     const started = Date.now();
+    const enableAnswer = page.waitForResponse((response) => new URL(response.url()).pathname === "/api/cloud/enable", { timeout: 0 });
     await page.click("#backend ::-p-text(Enable cloud backend)");
     await page.waitForSelector('#backend[data-backend-state="connecting"] ol.progress');
     await saveArtifact(page, "03-connecting");
@@ -134,6 +135,9 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     // An emulated deployment listens at the root of its own loopback port.
     expect(firstDeploymentUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await saveArtifact(page, "04-connected");
+    // The page may show connected from its status poll before the enable answer has arrived; the
+    // reload below would cancel it, and the secrets check at the end inspects its body.
+    await (await enableAnswer).buffer();
 
     // Stored, not only shown: a reload renders the same state from the server.
     await page.reload();

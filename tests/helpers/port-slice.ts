@@ -1,21 +1,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { isProcessAlive } from "@/lib/sandbox/drivers/local-os-processes";
 
 /** Claims, shared by every test run on the machine (two clones' runs side by side included). */
 const CLAIMS_DIR = path.join(os.tmpdir(), "cbs-test-port-slices");
 const FIRST_PORT = 24_000;
 const SLICE_SIZE = 100;
 const SLICES = 10;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** The pid text of a claim; empty when it is gone. */
 function readClaim(claim: string): string {
@@ -32,7 +25,7 @@ function readClaim(claim: string): string {
  * reserved port is only listened on seconds later (Metro's start). A claim is a file holding the
  * pid; a dead holder's claim is taken over. Waits while every slice is held.
  */
-export function claimPortSlice(): { range: string; release(): void } {
+export async function claimPortSlice(): Promise<{ range: string; release(): void }> {
   fs.mkdirSync(CLAIMS_DIR, { recursive: true });
   for (;;) {
     for (let slot = 0; slot < SLICES; slot++) {
@@ -42,7 +35,7 @@ export function claimPortSlice(): { range: string; release(): void } {
       } catch {
         const holder = Number(readClaim(claim));
         // Holders write their pid at once; an empty claim is one being written.
-        if (holder && !isAlive(holder)) fs.rmSync(claim, { force: true });
+        if (holder && !(await isProcessAlive(holder))) fs.rmSync(claim, { force: true });
         continue;
       }
       const first = FIRST_PORT + slot * SLICE_SIZE;
@@ -53,6 +46,6 @@ export function claimPortSlice(): { range: string; release(): void } {
         },
       };
     }
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    await delay(200);
   }
 }

@@ -37,7 +37,8 @@ describe("app dev server (local driver, Expo's own dev server)", () => {
     startedPids.push(server.handle.pid);
     // Beside a dashboard on localhost, previews are on another site (LOCAL_PREVIEW_HOST).
     expect(server.previewUrl).toBe(`http://127.0.0.1:${server.port}`);
-    expect(lines).toContain(`Waiting on http://localhost:${server.port}\n`);
+    // Metro answers as soon as it listens; its output may reach us a moment later (loaded machine).
+    await vi.waitFor(() => expect(lines).toContain(`Waiting on http://localhost:${server.port}\n`), { timeout: 30_000, interval: 50 });
 
     const page = await fetch(server.previewUrl);
     expect(page.status).toBe(200);
