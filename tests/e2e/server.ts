@@ -47,7 +47,7 @@ async function stopProcessGroup(child: ChildProcess): Promise<void> {
 
 /**
  * Starts the product the way `npm start` does (scripts/start.mjs: builds when `.next` is missing
- * or older than the sources, then `next start`) on embedded defaults: a fresh DATA_DIR, a free
+ * or older than the sources, then the custom server `scripts/server.mjs`) on embedded defaults: a fresh DATA_DIR, a free
  * port, no product configuration besides `env`. Resolves once the server printed its sign-in link
  * and answers /api/health. A restart passes the previous server's `dataDir` and `port` (kept on stop).
  */
@@ -65,7 +65,7 @@ export async function startProductServer(options: {
   for (const name of PASSED_THROUGH) if (process.env[name]) env[name] = process.env[name]!;
   Object.assign(env, { PORT: String(port), PUBLIC_BASE_URL: baseUrl, DATA_DIR: dataDir, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, options.env);
 
-  // Its own process group, so stopping reaches `next start` too; sandbox commands die with it.
+  // Its own process group, so stopping reaches the server too; sandbox commands die with it.
   const child = spawn(process.execPath, [path.join(ROOT, "scripts", "start.mjs")], {
     cwd: ROOT,
     // Next's types require NODE_ENV in ProcessEnv; it is set above.
