@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
+import { once } from "node:events";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -150,6 +151,9 @@ async function parseForm(request: Request, options: ReceiveOptions, spoolPath: s
     sink?.destroy();
     await discardRest(source, DISCARD_BEFORE_CANCEL_BYTES);
     await spooling.catch(() => undefined);
+    // The spool file is opened asynchronously: wait until it is closed, or it could be created
+    // after the caller deleted it (seen on a loaded machine).
+    if (sink && !sink.closed) await once(sink, "close").catch(() => undefined);
     throw error;
   }
 }
