@@ -45,10 +45,13 @@ export async function withCommitCheckout<T>(sandbox: Sandbox, commitSha: string,
 /**
  * Metro's transform cache (under `$TMPDIR`) is keyed by file contents, not by the `EXPO_PUBLIC_*`
  * values Expo inlines: an export after the deployment URL changed would ship the old URL. So each
- * set of env files gets its own cache directory, and a new URL starts from a fresh cache.
+ * set of env files gets its own cache directory, and a new URL starts from a fresh cache. The
+ * directories live under `$XDG_CACHE_HOME` when the sandbox sets it: the local driver points every
+ * sandbox at one machine-wide cache home, as Metro itself shares `$TMPDIR/metro-cache` across the
+ * projects of a machine, so an export after the first takes seconds instead of most of a minute.
  */
 const CACHE_PER_ENV =
-  'TMPDIR="$HOME/.cache/expo-export-$(cat .env .env.local .env.production .env.production.local 2>/dev/null | sha256sum | cut -c1-16)" && mkdir -p "$TMPDIR" && export TMPDIR';
+  'TMPDIR="${XDG_CACHE_HOME:-$HOME/.cache}/expo-export-$(cat .env .env.local .env.production .env.production.local 2>/dev/null | sha256sum | cut -c1-16)" && mkdir -p "$TMPDIR" && export TMPDIR';
 
 /**
  * Runs the export command in a checkout. A failing or overrunning command becomes a

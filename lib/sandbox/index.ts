@@ -1,7 +1,7 @@
 import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { processSingleton } from "@/lib/singletons";
-import { getAppToolchain, sandboxNpmEnv } from "@/lib/toolchain";
+import { getAppToolchain, sandboxCacheHome, sandboxNpmEnv } from "@/lib/toolchain";
 import { createE2BSandboxProvider } from "./drivers/e2b";
 import { createLocalSandboxProvider } from "./drivers/local";
 import type { SandboxProvider } from "./port";
@@ -23,7 +23,7 @@ function createSandboxProvider(): SandboxProvider {
     : createLocalSandboxProvider({
         root: path.join(config.DATA_DIR, "sandboxes"),
         dependencies: getAppToolchain(),
-        commandEnv: sandboxNpmEnv({ dir: config.APP_TOOLCHAIN_DIR }),
+        commandEnv: { ...sandboxNpmEnv({ dir: config.APP_TOOLCHAIN_DIR }), XDG_CACHE_HOME: sandboxCacheHome({ dir: config.APP_TOOLCHAIN_DIR }) },
         portRange: config.LOCAL_PORT_RANGE,
         previewHost: config.LOCAL_PREVIEW_HOST,
       });

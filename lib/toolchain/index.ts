@@ -63,6 +63,15 @@ export function npmCacheDir(options: Pick<ToolchainOptions, "dir">): string {
   return path.join(options.dir, "npm-cache");
 }
 
+/**
+ * The cache home (`XDG_CACHE_HOME`) every local sandbox's commands share: Metro's export caches
+ * (lib/bundles/export.ts). Local sandboxes run as the server's user on one machine, like the
+ * shared npm cache.
+ */
+export function sandboxCacheHome(options: Pick<ToolchainOptions, "dir">): string {
+  return path.join(options.dir, "sandbox-cache");
+}
+
 /** Environment for npm run on behalf of a sandbox: the shared cache, and the registry when the host sets one. */
 export function sandboxNpmEnv(options: Pick<ToolchainOptions, "dir" | "npmEnv">): Record<string, string> {
   const registry = options.npmEnv?.npm_config_registry ?? process.env.npm_config_registry;
