@@ -18,16 +18,66 @@ function newestMtime(entry) {
   );
 }
 
-const built = fs.statSync(buildId, { throwIfNoEntry: false });
-const stale = !built || sources.some((source) => newestMtime(path.join(root, source)) > built.mtimeMs);
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 // The machine may have no internet; telemetry would only produce failed requests.
 process.env.NEXT_TELEMETRY_DISABLED ??= "1";
 
-if (stale) {
-  console.log(built ? "Sources changed since the last build; rebuilding…" : "First start: building the app…");
-  const result = spawnSync(process.execPath, [nextBin, "build"], { cwd: root, stdio: "inherit" });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+function isStale() {
+  const built = fs.statSync(buildId, { throwIfNoEntry: false });
+  return !built || sources.some((source) => newestMtime(path.join(root, source)) > built.mtimeMs);
+}
+
+// Two starts at once (two instances, or test servers) must not build into the same `.next`
+// together: the first builds under this lock, the others wait, then find the build fresh.
+const lockDir = path.join(root, ".next-build.lock");
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+}
+
+/** Takes the build lock; a lock whose holder died (or never wrote its pid) is taken over. */
+function lockBuild() {
+  let announced = false;
+  for (;;) {
+    try {
+      fs.mkdirSync(lockDir);
+      fs.writeFileSync(path.join(lockDir, "pid"), String(process.pid));
+      return;
+    } catch (error) {
+      if (error.code !== "EEXIST") throw error;
+    }
+    let holder = 0;
+    try {
+      holder = Number(fs.readFileSync(path.join(lockDir, "pid"), "utf8"));
+    } catch {
+      // Not written yet, or the lock is gone already.
+    }
+    const lockAge = Date.now() - (fs.statSync(lockDir, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (holder ? !isAlive(holder) : lockAge > 30_000) {
+      fs.rmSync(lockDir, { recursive: true, force: true });
+      continue;
+    }
+    if (!announced) console.log("Another start is building the app; waiting for it…");
+    announced = true;
+    sleep(500);
+  }
+}
+
+if (isStale()) {
+  lockBuild();
+  let status = 0;
+  if (isStale()) {
+    console.log(fs.existsSync(buildId) ? "Sources changed since the last build; rebuilding…" : "First start: building the app…");
+    status = spawnSync(process.execPath, [nextBin, "build"], { cwd: root, stdio: "inherit" }).status ?? 1;
+  }
+  fs.rmSync(lockDir, { recursive: true, force: true });
+  if (status !== 0) process.exit(status);
 }
 
 const server = spawn(process.execPath, [path.join(root, "scripts", "server.mjs")], { cwd: root, stdio: "inherit" });

@@ -11,7 +11,7 @@ import { acceptFile } from "./accept";
 import { MissingUploadFieldError } from "./errors";
 import type { AssetKind } from "./file-types";
 import { getAssetManifestLock } from "./lock";
-import { MAX_UPLOAD_BYTES, type ReceiveOptions, withReceivedForm } from "./multipart";
+import { type FormSource, MAX_UPLOAD_BYTES, type ReceiveOptions, withReceivedForm } from "./multipart";
 import { type AssetReconcileReport, reconcileProjectAssets } from "./reconcile";
 import { type AssetRestoreReport, restoreProjectAssets } from "./restore";
 import { type AssetStorage, type AssetUploadResult, deleteAsset, storeAsset } from "./store";
@@ -24,7 +24,16 @@ export { extensionOf, MAX_FILENAME_BYTES, sanitizeFilename } from "./filename";
 export { assetBlobPrefix } from "./inventory";
 export { createKeyedLock, getAssetManifestLock, type KeyedLock } from "./lock";
 export * from "./manifest";
-export { MAX_UPLOAD_BYTES, withReceivedForm, type ReceivedFile, type ReceivedForm, type ReceiveOptions } from "./multipart";
+export {
+  formSourceOfNodeRequest,
+  formSourceOfRequest,
+  MAX_UPLOAD_BYTES,
+  withReceivedForm,
+  type FormSource,
+  type ReceivedFile,
+  type ReceivedForm,
+  type ReceiveOptions,
+} from "./multipart";
 export { ASSET_STAGING_DIR } from "./sandbox-files";
 export { reconcileProjectAssets, type AssetMaintenance, type AssetReconcileReport } from "./reconcile";
 export { restoreProjectAssets, type AssetRestoreReport } from "./restore";
@@ -48,8 +57,8 @@ export function defaultAssetStorage(): AssetStorage {
  * owns the project (404 otherwise), validates the file and stores it as an asset in the sandbox
  * `openSandbox` gives.
  */
-export function uploadAssetFromRequest(request: Request, user: User, openSandbox: OpenProjectSandbox): Promise<AssetUploadResult> {
-  return withReceivedForm(request, uploadReceiveOptions(), async ({ fields, file }) => {
+export function uploadAsset(form: FormSource, user: User, openSandbox: OpenProjectSandbox): Promise<AssetUploadResult> {
+  return withReceivedForm(form, uploadReceiveOptions(), async ({ fields, file }) => {
     if (!fields.projectId) throw new MissingUploadFieldError('The form has no "projectId" field.');
     const project = await requireOwnedProject(user, fields.projectId);
     const accepted = await acceptFile(file, { kinds: ASSET_KINDS });

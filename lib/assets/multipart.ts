@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { once } from "node:events";
+import type { IncomingMessage } from "node:http";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -42,6 +43,37 @@ export interface ReceivedFile {
   sha256: string;
 }
 
+/**
+ * A multipart body to read: the request's headers, its bytes as a Node stream, and how to stop
+ * it when too much of a refused body is left to read.
+ */
+export interface FormSource {
+  headers: Headers;
+  /** The body, opened when the parser is ready to take it (null without one). */
+  openBody(): Readable | null;
+  abandon(): void;
+}
+
+/** The body of a fetch Request (Next.js routes); abandoning it cancels the rest of the upload. */
+export function formSourceOfRequest(request: Request): FormSource {
+  // Converted only once listeners can be attached: the Node stream reports a failed body at once.
+  let body: Readable | null = null;
+  return {
+    headers: request.headers,
+    openBody: () => (body ??= request.body ? Readable.fromWeb(request.body as NodeWebReadableStream<Uint8Array>) : null),
+    abandon: () => body?.destroy(),
+  };
+}
+
+/**
+ * The body of a Node request (the custom server's fast path), read with no web-stream hop.
+ * Abandoning it leaves the rest unread: destroying it would destroy the socket before the 413
+ * is written, so the answer closes the connection instead (see lib/http `writeResponse`).
+ */
+export function formSourceOfNodeRequest(request: IncomingMessage, headers: Headers): FormSource {
+  return { headers, openBody: () => request, abandon: () => request.pause() };
+}
+
 export interface ReceivedForm {
   /** Text fields by name; a repeated field keeps its last value. */
   fields: Record<string, string>;
@@ -57,25 +89,25 @@ export interface ReceivedForm {
  * with the parsed form; the spool file is deleted when it settles, whatever happened.
  */
 export async function withReceivedForm<T>(
-  request: Request,
+  source: FormSource,
   options: ReceiveOptions,
   handle: (form: ReceivedForm) => Promise<T>,
 ): Promise<T> {
-  const declaredLength = Number(request.headers.get("content-length"));
+  const declaredLength = Number(source.headers.get("content-length"));
   if (declaredLength > options.maxFileBytes + MULTIPART_OVERHEAD_BYTES) throw new UploadTooLargeError(options.maxFileBytes);
   await fs.promises.mkdir(options.spoolDir, { recursive: true });
   const spoolPath = path.join(options.spoolDir, `${crypto.randomUUID()}.upload`);
   try {
-    return await handle(await parseForm(request, options, spoolPath));
+    return await handle(await parseForm(source, options, spoolPath));
   } finally {
     await fs.promises.rm(spoolPath, { force: true });
   }
 }
 
-function createParser(request: Request, options: ReceiveOptions): busboy.Busboy {
+function createParser(headers: Headers, options: ReceiveOptions): busboy.Busboy {
   try {
     return busboy({
-      headers: { "content-type": request.headers.get("content-type") ?? "" },
+      headers: { "content-type": headers.get("content-type") ?? "" },
       // Browsers send UTF-8 filenames without RFC 5987 encoding.
       defParamCharset: "utf8",
       // busboy reports the limit when a file reaches it, so allow one byte more than the maximum.
@@ -86,11 +118,13 @@ function createParser(request: Request, options: ReceiveOptions): busboy.Busboy 
   }
 }
 
-async function parseForm(request: Request, options: ReceiveOptions, spoolPath: string): Promise<ReceivedForm> {
-  if (!request.body) throw new MalformedUploadError("The request has no body.");
-  const parser = createParser(request, options);
-  const source = Readable.fromWeb(request.body as NodeWebReadableStream<Uint8Array>);
-  const form: ReceivedForm = { fields: {} };
+async function parseForm(form: FormSource, options: ReceiveOptions, spoolPath: string): Promise<ReceivedForm> {
+  const source = form.openBody();
+  if (!source) throw new MalformedUploadError("The request has no body.");
+  // A client that went away while the spool directory was made: nothing more will arrive.
+  if (source.destroyed) throw new MalformedUploadError("The request body could not be read.");
+  const parser = createParser(form.headers, options);
+  const received: ReceivedForm = { fields: {} };
   let fileStream: Readable | undefined;
   let sink: fs.WriteStream | undefined;
   let spooling: Promise<void> = Promise.resolve();
@@ -98,7 +132,7 @@ async function parseForm(request: Request, options: ReceiveOptions, spoolPath: s
   const parsed = new Promise<void>((resolve, reject) => {
     parser.on("field", (name, value, info) => {
       if (info.nameTruncated || info.valueTruncated) reject(new MalformedUploadError(`The form field ${JSON.stringify(name.slice(0, 100))} is too long.`));
-      else form.fields[name] = value;
+      else received.fields[name] = value;
     });
     parser.on("file", (name, stream, info) => {
       if (name !== options.fileField) {
@@ -117,7 +151,7 @@ async function parseForm(request: Request, options: ReceiveOptions, spoolPath: s
       spooling = pipeline(stream, spool).then(
         () => {
           const sha256 = hash.digest("hex");
-          form.file = { path: spoolPath, filename: info.filename ?? "", declaredType: info.mimeType, size: spool.bytesWritten, sha256 };
+          received.file = { path: spoolPath, filename: info.filename ?? "", declaredType: info.mimeType, size: spool.bytesWritten, sha256 };
         },
         (error: unknown) => {
           // A disk failure is ours (500); anything else is the client's body ending badly.
@@ -141,7 +175,7 @@ async function parseForm(request: Request, options: ReceiveOptions, spoolPath: s
   try {
     await parsed;
     await spooling;
-    return form;
+    return received;
   } catch (error) {
     // Stop reading the request and let the spool file close before the caller deletes it. Both
     // ends of the spool pipeline are destroyed: Node 20's pipeline does not always settle when
@@ -149,7 +183,7 @@ async function parseForm(request: Request, options: ReceiveOptions, spoolPath: s
     source.unpipe(parser);
     fileStream?.destroy();
     sink?.destroy();
-    await discardRest(source, DISCARD_BEFORE_CANCEL_BYTES);
+    await discardRest(source, form, DISCARD_BEFORE_CANCEL_BYTES);
     await spooling.catch(() => undefined);
     // The spool file is opened asynchronously: wait until it is closed, or it could be created
     // after the caller deleted it (seen on a loaded machine).
@@ -158,15 +192,19 @@ async function parseForm(request: Request, options: ReceiveOptions, spoolPath: s
   }
 }
 
-/** Reads and drops what is left of `source` when that is at most `maxBytes`; otherwise cancels it. */
-async function discardRest(source: Readable, maxBytes: number): Promise<void> {
+/** Reads and drops what is left of the body when that is at most `maxBytes`; otherwise abandons it. */
+async function discardRest(source: Readable, form: FormSource, maxBytes: number): Promise<void> {
   if (source.readableEnded || source.destroyed) return;
   let discarded = 0;
   await new Promise<void>((resolve) => {
-    source.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       discarded += chunk.length;
-      if (discarded > maxBytes) source.destroy();
-    });
+      if (discarded <= maxBytes) return;
+      source.off("data", onData);
+      form.abandon();
+      resolve();
+    };
+    source.on("data", onData);
     source.once("end", resolve);
     source.once("close", resolve);
     source.once("error", resolve);

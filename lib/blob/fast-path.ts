@@ -1,16 +1,6 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { errorResponse } from "@/lib/http";
+import { errorResponse, type FastPath, writeResponse } from "@/lib/http";
 import { getBlobStore } from "./index";
 import { sendBlob } from "./serve";
-
-/**
- * Where the custom server (`scripts/server.mjs`) finds the fast path. A global, because that
- * plain-JavaScript server cannot import this TypeScript; instrumentation installs it at start.
- * The server asks it first and hands the request to Next.js when it answers false.
- */
-export const FAST_PATH_KEY = Symbol.for("cloud-backend-service.fastPath");
-
-export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 const BLOB_PREFIX = "/blob/";
 
@@ -47,14 +37,7 @@ export const blobFastPath: FastPath = (request, response) => {
       response.destroy(error as Error);
       return;
     }
-    const answer = errorResponse(error);
-    response.writeHead(answer.status, Object.fromEntries(answer.headers));
-    response.end(Buffer.from(await answer.arrayBuffer()));
+    await writeResponse(request, response, errorResponse(error));
   });
   return true;
 };
-
-/** Makes the fast path available to the custom server (called once at server start). */
-export function installFastPath(): void {
-  (globalThis as Record<symbol, FastPath>)[FAST_PATH_KEY] = blobFastPath;
-}

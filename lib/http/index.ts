@@ -4,6 +4,7 @@ import { log } from "@/lib/log";
 
 export { isCrossSiteNavigation, reenterResponse } from "./reenter";
 export { methodNotAllowed, notFoundResponse, type HttpMethod } from "./methods";
+export { type FastPath, FAST_PATH_KEY, installFastPaths, requestHeadOf, writeResponse } from "./node";
 
 /** The product's one error body shape: `{ error: { code, message } }`. */
 export function jsonError(status: number, code: string, message: string, headers?: HeadersInit): Response {

@@ -1,4 +1,4 @@
-import { acceptFile, type AcceptedFile, uploadReceiveOptions, withReceivedForm } from "@/lib/assets";
+import { acceptFile, type AcceptedFile, type FormSource, uploadReceiveOptions, withReceivedForm } from "@/lib/assets";
 import { type BlobStore, getBlobStore, putBlobFile } from "@/lib/blob";
 import type { User } from "@/lib/store/users";
 
@@ -30,8 +30,8 @@ export async function storeChatImage(userId: string, file: AcceptedFile, blobs: 
  * (content checked, same 10 MB limit and filename rules as assets; a name without extension
  * takes the one of its content) and stores the chat image.
  */
-export function uploadChatImageFromRequest(request: Request, user: User): Promise<ChatImageResult> {
-  return withReceivedForm(request, uploadReceiveOptions(), async ({ file }) =>
+export function uploadChatImage(form: FormSource, user: User): Promise<ChatImageResult> {
+  return withReceivedForm(form, uploadReceiveOptions(), async ({ file }) =>
     storeChatImage(user.id, await acceptFile(file, { kinds: ["image"], inferMissingExtension: true }), getBlobStore()),
   );
 }

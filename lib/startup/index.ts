@@ -1,9 +1,9 @@
 import { getConfig, type Config } from "@/lib/config";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
-import { installFastPath } from "@/lib/blob/fast-path";
 import { EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
 import { announceSignInLink } from "@/lib/session/announce";
 import { isAppError } from "@/lib/errors";
+import { installServerFastPaths } from "@/lib/fast-paths";
 import { currentInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { resetProcessSingletons } from "@/lib/singletons";
@@ -48,7 +48,7 @@ async function openStoreOrExit(): Promise<Sql> {
  * (refused while another process holds its embedded database), register this boot of the
  * instance (so runs its previous boot left are taken over at once), seed the demo on first
  * start, start the local emulator and the app toolchain install, close on shutdown, and hand the
- * custom server its fast path for blobs. Then, in the background, resume the dev servers of every
+ * custom server its fast paths (blob reads, uploads). Then, in the background, resume the dev servers of every
  * project that served a preview.
  */
 export async function startServer(): Promise<void> {
@@ -58,7 +58,7 @@ export async function startServer(): Promise<void> {
   // provider is left to the first route that needs it, as before, since the error classes it
   // throws are those of the bundle that created it.
   if (config.SANDBOX_DRIVER === "local") getCommandHost();
-  installFastPath();
+  installServerFastPaths();
   const db = await openStoreOrExit();
   const instance = await currentInstance(db);
   log.info("store ready", { store: db.kind, instanceId: instance.instanceId });

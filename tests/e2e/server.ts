@@ -12,7 +12,13 @@ export const ARTIFACTS_DIR = path.join(ROOT, "test-artifacts", "e2e");
 /** Environment passed through to the server: enough to run node and git, nothing that configures the product. */
 const PASSED_THROUGH = ["PATH", "HOME", "USER", "LANG", "TMPDIR", "TZ"];
 
-const LOG_FILE = path.join(ARTIFACTS_DIR, "server.log");
+/** Each server's output, kept when it stops (servers of several test files may run at once). */
+const logFileOf = (port: number) => path.join(ARTIFACTS_DIR, `server-${port}.log`);
+function keepLog(port: number, output: string): string {
+  fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  fs.writeFileSync(logFileOf(port), output);
+  return logFileOf(port);
+}
 
 const SIGNIN_LINK = /(https?:\/\/\S+\/signin\/link\?token=\S+)/;
 
@@ -83,7 +89,7 @@ export async function startProductServer(options: {
     child.stdout!.on("data", collect);
     child.stderr!.on("data", collect);
     child.once("exit", (code) =>
-      reject(new Error(`The server exited (${code}) before it was ready; whole output in ${LOG_FILE}. Its end:\n${output.slice(-4000)}`)),
+      reject(new Error(`The server exited (${code}) before it was ready; whole output in ${keepLog(port, output)}. Its end:\n${output.slice(-4000)}`)),
     );
   });
 
@@ -94,8 +100,7 @@ export async function startProductServer(options: {
     output: () => output,
     async stop() {
       await stopProcessGroup(child);
-      fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
-      fs.writeFileSync(LOG_FILE, output);
+      keepLog(port, output);
       if (ownsDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
     async kill() {
