@@ -8,7 +8,7 @@ import { currentInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { resetProcessSingletons } from "@/lib/singletons";
 import { getCommandHost } from "@/lib/sandbox";
-import { getStore, type Sql } from "@/lib/store";
+import { getStore, prepareStore, type Sql } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
 import { resumeDevServers } from "./resume";
 
@@ -35,6 +35,7 @@ async function startEmulator(config: Config): Promise<void> {
 /** The store, or exit with the reason when another process holds the embedded database (a second server on one DATA_DIR). */
 async function openStoreOrExit(): Promise<Sql> {
   try {
+    await prepareStore();
     return await getStore();
   } catch (error) {
     if (!isAppError(error) || error.code !== "database_locked") throw error;
@@ -44,7 +45,8 @@ async function openStoreOrExit(): Promise<Sql> {
 }
 
 /**
- * Server start: start the local sandbox driver's command host, open and migrate the store
+ * Server start: start the local sandbox driver's command host, open (a new embedded database
+ * initialised in a child process first) and migrate the store
  * (refused while another process holds its embedded database), register this boot of the
  * instance (so runs its previous boot left are taken over at once), seed the demo on first
  * start, start the local emulator and the app toolchain install, close on shutdown, and hand the

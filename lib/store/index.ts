@@ -2,7 +2,7 @@ import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import { migrate } from "./migrate";
-import { openPglite } from "./pglite";
+import { initializePgliteApart, openPglite } from "./pglite";
 import { openPostgres } from "./postgres";
 import type { Sql, SqlExecutor } from "./sql";
 
@@ -27,6 +27,15 @@ export async function openStore(options: { databaseUrl?: string; dataDir: string
     throw error;
   }
   return sql;
+}
+
+/**
+ * Server start, before the store opens: a new embedded database is initialised in a child
+ * process, which keeps its initdb memory out of the server (see initializePgliteApart).
+ */
+export async function prepareStore(): Promise<void> {
+  const config = getConfig();
+  if (!config.DATABASE_URL) await initializePgliteApart(pgliteDirOf(config.DATA_DIR), { baseUrl: config.PUBLIC_BASE_URL });
 }
 
 const STORE = "store";

@@ -1,4 +1,7 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import fs from "node:fs/promises";
+import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { lockDatabaseDirectory } from "./lock";
 import { INT8_OID, type Sql, type SqlExecutor } from "./sql";
@@ -32,6 +35,31 @@ export async function openPglite(dataDir: string | undefined, options: { baseUrl
   } catch (error) {
     await release();
     throw error;
+  }
+}
+
+const INIT_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "store", "pglite-init-process.mjs");
+
+/**
+ * Initialises a new embedded database directory in a short-lived child process; an initialised
+ * one is left alone. In-process, PGlite's initdb grows its WebAssembly memory to about 630 MB that
+ * the process keeps for good; opening an initialised directory costs about 200 MB. The server
+ * calls this at start, while it is still small, so its first start peaks no higher than a restart.
+ */
+export async function initializePgliteApart(dataDir: string, options: { baseUrl?: string } = {}): Promise<void> {
+  const initialised = (dir: string) => fs.access(path.join(dir, "PG_VERSION")).then(() => true, () => false);
+  if (await initialised(dataDir)) return;
+  await fs.mkdir(dataDir, { recursive: true });
+  const release = await lockDatabaseDirectory(dataDir, options.baseUrl);
+  try {
+    if (await initialised(dataDir)) return;
+    const child = spawn(process.execPath, [INIT_SCRIPT, dataDir], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString("utf8")).slice(-2_000)));
+    const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
+    if (code !== 0) throw new Error(`Initialising the embedded database in ${dataDir} failed (${signal ?? `exit code ${code}`}): ${stderr.trim()}`);
+  } finally {
+    await release();
   }
 }
 

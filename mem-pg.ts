@@ -1,0 +1,16 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+const mb = () => { const m = process.memoryUsage(); return `rss ${(m.rss/2**20).toFixed(0)} heap ${(m.heapUsed/2**20).toFixed(0)} ext ${(m.external/2**20).toFixed(0)} ab ${(m.arrayBuffers/2**20).toFixed(0)}`; };
+const dir = process.argv[2] ?? fs.mkdtempSync(path.join(os.tmpdir(), "pgm-"));
+console.log("start", mb());
+const db = await PGlite.create(dir, process.argv[3] ? JSON.parse(process.argv[3]) : {});
+console.log("created", mb());
+await db.query("select 1");
+(globalThis as any).gc?.();
+console.log("after gc", mb());
+await db.close();
+console.log("closed", mb(), dir);
+const hwm = fs.readFileSync("/proc/self/status", "utf8").match(/VmHWM:\s+(\d+)/)![1];
+console.log("peak", (Number(hwm)/1024).toFixed(0));
