@@ -24,5 +24,4 @@ describe("initializePgliteApart (the server's first start)", () => {
     expect((await reopened.query<{ value: string }>("select value from kept")).rows).toEqual([{ value: "written after the child's initdb" }]);
     await reopened.close();
   });
-
 });
