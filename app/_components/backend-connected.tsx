@@ -1,12 +1,12 @@
 "use client";
 
 import { useEffect, useState } from "react";
+import type { ApiBackendDevServerState, ApiBackendStatus } from "@/lib/api-contract/types";
 import type { BackendProjectState } from "@/lib/store/projects";
 import { callApi, messageOf } from "./api";
 
 type Connected = Extract<BackendProjectState, { kind: "connected" }>;
-type DevServer = "running" | "stopped";
-type BackendStatus = { devServer: DevServer; missingSandboxWiring: string[] };
+type DevServer = ApiBackendDevServerState;
 
 /** What each missing piece of the app's wiring means to a person. */
 const WIRING_LABELS: Record<string, string> = {
@@ -35,10 +35,10 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
 
   useEffect(() => {
     let cancelled = false;
-    callApi<BackendStatus>(`/api/backend/status?projectId=${encodeURIComponent(projectId)}`).then(
+    callApi<ApiBackendStatus>(`/api/backend/status?projectId=${encodeURIComponent(projectId)}`).then(
       (status) => {
         if (cancelled) return;
-        setDevServer(status.devServer);
+        setDevServer(status.backendDevServer);
         setMissingWiring(status.missingSandboxWiring);
       },
       // Without a status answer the line is simply not shown.

@@ -1,15 +1,11 @@
 import { z } from "zod";
+import { listedAsset, projectIdQuery } from "@/lib/api-contract/schemas";
 import { readAssetManifest } from "@/lib/assets";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { methodNotAllowed, parseQuery, route } from "@/lib/http";
 import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
-
-const query = z.object({ projectId: z.string().min(1) });
-
-/** What the dashboard needs of a manifest entry; `localPath` stays inside the sandbox. */
-const listedEntry = z.object({ blobUrl: z.string(), contentType: z.string(), size: z.number() });
 
 /**
  * GET /api/assets?projectId= → `{ assets: [{ filename, blobUrl, contentType, size }] }` from the
@@ -18,11 +14,12 @@ const listedEntry = z.object({ blobUrl: z.string(), contentType: z.string(), siz
  */
 export const GET = route(async (request) => {
   const user = await requireUser(request);
-  const { projectId } = parseQuery(request, query);
+  const { projectId } = parseQuery(request, projectIdQuery);
   const project = await requireOwnedProject(user, projectId);
   const manifest = await readAssetManifest(await openProjectSandbox(project));
   const assets = Object.entries(manifest.assets).flatMap(([filename, entry]) => {
-    const parsed = listedEntry.safeParse(entry);
+    // What the dashboard needs of an entry; `localPath` stays inside the sandbox.
+    const parsed = z.object(listedAsset.shape).omit({ filename: true }).safeParse(entry);
     return parsed.success ? [{ filename, ...parsed.data }] : [];
   });
   return Response.json({ assets });

@@ -6,7 +6,7 @@ import { openProjectSandbox } from "@/lib/workspace";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-/** Multipart `file` + `projectId` → `{ url, pathname, filename, contentType, size }`; owner only. */
+/** Multipart `file` + `projectId` → `{ blobUrl, pathname, filename, contentType, size }`; owner only. */
 export const POST = route(async (request) => {
   // Authenticate before reading a byte of the body.
   const user = await requireUser(request);
