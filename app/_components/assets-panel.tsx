@@ -2,7 +2,7 @@
 
 import { useEffect, useState } from "react";
 import type { ApiAsset } from "@/lib/api-contract/types";
-import { callApi, messageOf } from "./api";
+import { callApi, callApiOrToast, messageOf } from "./api";
 import { AssetDropzone, type UploadedAsset } from "./asset-dropzone";
 import { formatBytes } from "./upload";
 
@@ -42,7 +42,7 @@ export function AssetsPanel({ projectId }: { projectId: string }) {
   async function remove(filename: string) {
     setError(null);
     try {
-      await callApi("/api/assets/delete", { method: "DELETE", json: { projectId, filename } });
+      await callApiOrToast("/api/assets/delete", { method: "DELETE", json: { projectId, filename } });
       setAssets((current) => (current ?? []).filter((item) => item.filename !== filename));
     } catch (failure) {
       setError(messageOf(failure));

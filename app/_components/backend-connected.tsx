@@ -3,7 +3,7 @@
 import { useEffect, useState } from "react";
 import type { ApiBackendDevServerState, ApiBackendStatus } from "@/lib/api-contract/types";
 import type { BackendProjectState } from "@/lib/store/projects";
-import { callApi, messageOf } from "./api";
+import { callApi, callApiOrToast, messageOf } from "./api";
 
 type Connected = Extract<BackendProjectState, { kind: "connected" }>;
 type DevServer = ApiBackendDevServerState;
@@ -19,13 +19,15 @@ const WIRING_LABELS: Record<string, string> = {
 export interface ConnectedDetailsProps {
   projectId: string;
   state: Connected;
+  /** Base of hosted dashboard links; null for the emulator, whose link opens our deployment page. */
   dashboardBase: string | null;
+  account: "managed" | "own" | null;
   /** Called after a successful disconnect, to re-read the state. */
   onDisconnected: () => Promise<void>;
 }
 
 /** A connected backend: where it lives, its dev server, and disconnecting. */
-export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnected }: ConnectedDetailsProps) {
+export function ConnectedDetails({ projectId, state, dashboardBase, account, onDisconnected }: ConnectedDetailsProps) {
   const [devServer, setDevServer] = useState<DevServer | null>(null);
   const [missingWiring, setMissingWiring] = useState<string[]>([]);
   const [confirming, setConfirming] = useState(false);
@@ -63,21 +65,21 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
 
   const startDevServer = () =>
     act(async () => {
-      await callApi("/api/backend/dev/start", { json: { projectId } });
+      await callApiOrToast("/api/backend/dev/start", { json: { projectId } });
       setDevServer("running");
     });
 
   // Enable on a connected project finishes exactly the missing pieces, then everything runs.
   const finishSetup = () =>
     act(async () => {
-      await callApi("/api/cloud/enable", { json: { projectId } });
+      await callApiOrToast("/api/cloud/enable", { json: { projectId } });
       setMissingWiring([]);
       setDevServer("running");
     });
 
   const disconnect = () =>
     act(async () => {
-      await callApi("/api/backend/managed/disconnect", { json: { projectId, deleteBackendProject } });
+      await callApiOrToast("/api/backend/managed/disconnect", { json: { projectId, deleteBackendProject } });
       setConfirming(false);
       await onDisconnected();
     });
@@ -94,13 +96,15 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
         <dt>Deployment</dt>
         <dd>
           <code>{state.deploymentName}</code>
-          {dashboardBase && (
-            <>
-              {" · "}
-              <a href={dashboardBase + encodeURIComponent(state.deploymentName)} target="_blank" rel="noreferrer">
-                Open dashboard
-              </a>
-            </>
+          {" · "}
+          {dashboardBase ? (
+            <a href={dashboardBase + encodeURIComponent(state.deploymentName)} target="_blank" rel="noreferrer" data-testid="deployment-dashboard">
+              Open dashboard
+            </a>
+          ) : (
+            <a href={`/projects/${encodeURIComponent(projectId)}/deployment`} data-testid="deployment-dashboard">
+              Open deployment
+            </a>
           )}
         </dd>
         <dt>Project</dt>
@@ -109,6 +113,14 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
             {state.teamSlug}/{state.projectSlug}
           </code>
         </dd>
+        {account && (
+          <>
+            <dt>Account</dt>
+            <dd data-testid="backend-account" data-account={account}>
+              {account === "managed" ? "Managed by this service" : "Your own backend account"}
+            </dd>
+          </>
+        )}
         {devServer && (
           <>
             <dt>Dev server</dt>

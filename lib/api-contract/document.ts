@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from "@asteaso
 import type { z } from "zod";
 import * as s from "./schemas";
 
-type Method = "get" | "post" | "patch" | "delete";
+type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /** One operation of our /api. Paths use OpenAPI templates (`/api/projects/{id}`). */
 interface ApiRoute {
@@ -30,7 +30,11 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["get", "/api/projects", { summary: "The caller's projects", ok: s.projectListResponse }],
   ["post", "/api/projects", { summary: "Create a project", ok: s.projectResponse, status: 201, body: s.createProjectBody }],
   ["get", "/api/projects/{id}", { summary: "A project", ok: s.projectResponse }],
+  ["patch", "/api/projects/{id}", { summary: "Rename a project", ok: s.projectResponse, body: s.renameProjectBody }],
+  ["delete", "/api/projects/{id}", { summary: "Delete a project with its sandbox, blobs and managed backend project", ok: s.successBody }],
   ["get", "/api/projects/{id}/system-prompt", { summary: "The assistant's system prompt for the project (spec 1.6)", ok: s.systemPromptResponse }],
+  ["get", "/api/projects/{id}/env", { summary: "The deployment's environment variables (values masked)", ok: s.envVariablesResponse }],
+  ["put", "/api/projects/{id}/env", { summary: "Set deployment environment variables", ok: s.envVariablesResponse, body: s.setEnvVariablesBody }],
   ["post", "/api/projects/{id}/sandbox/restart", { summary: "Restart the project's sandbox and restore it", ok: s.sandboxRestartResponse }],
   ["get", "/api/projects/{id}/errors", { summary: "The project's stored error notifications, oldest first", ok: s.errorHistoryResponse }],
   ["get", "/api/projects/{id}/errors/stream", { summary: "Server-Sent Events of error notifications", ok: null, stream: "text/event-stream" }],

@@ -58,6 +58,7 @@ export const projectResponse = z
 
 export const projectName = z.string().trim().min(1).max(100);
 export const createProjectBody = z.object({ name: projectName });
+export const renameProjectBody = createProjectBody;
 export const projectListResponse = z.strictObject({ projects: z.array(projectResponse) });
 
 export const sandboxRestartResponse = z.strictObject({
@@ -164,6 +165,15 @@ export const backendStatusResponse = z
     missingSandboxWiring: z.array(sandboxWiringStep),
   })
   .meta({ id: "BackendStatus" });
+
+export const envVariablesResponse = z
+  .strictObject({ variables: z.array(z.strictObject({ name: z.string(), valueLength: z.number().int() })) })
+  .meta({ id: "EnvVariables", description: "The deployment's variables; values never leave the server." });
+export const setEnvVariablesBody = z.object({
+  values: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,39}$/, "must be a variable name (letters, digits, _; at most 40)"), z.string().min(1).max(8192))
+    .refine((values) => Object.keys(values).length > 0, "values must set at least one variable"),
+});
 
 // ---- errors, realtime, service
 

@@ -34,3 +34,4 @@ export type ApiDeleteAssetBody = z.input<typeof s.deleteAssetBody>;
 export type ApiDisconnectBody = z.input<typeof s.disconnectBody>;
 export type ApiBundleBody = z.input<typeof s.bundleBody>;
 export type ApiBundleCleanupBody = z.input<typeof s.bundleCleanupBody>;
+export type ApiEnvVariables = z.output<typeof s.envVariablesResponse>;
