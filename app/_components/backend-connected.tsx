@@ -4,6 +4,7 @@ import { useEffect, useState } from "react";
 import type { ApiBackendDevServerState, ApiBackendStatus } from "@/lib/api-contract/types";
 import type { BackendProjectState } from "@/lib/store/projects";
 import { callApi, callApiOrToast, messageOf } from "./api";
+import { BackendAccountFacts } from "./backend-account";
 
 type Connected = Extract<BackendProjectState, { kind: "connected" }>;
 type DevServer = ApiBackendDevServerState;
@@ -107,20 +108,7 @@ export function ConnectedDetails({ projectId, state, dashboardBase, account, onD
             </a>
           )}
         </dd>
-        <dt>Project</dt>
-        <dd>
-          <code>
-            {state.teamSlug}/{state.projectSlug}
-          </code>
-        </dd>
-        {account && (
-          <>
-            <dt>Account</dt>
-            <dd data-testid="backend-account" data-account={account}>
-              {account === "managed" ? "Managed by this service" : "Your own backend account"}
-            </dd>
-          </>
-        )}
+        <BackendAccountFacts teamSlug={state.teamSlug} projectSlug={state.projectSlug} account={account} />
         {devServer && (
           <>
             <dt>Dev server</dt>

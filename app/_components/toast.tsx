@@ -11,7 +11,7 @@ interface Toast {
 }
 
 const TOAST_EVENT = "dashboard-toast";
-/** Long enough to read a sentence; a toast can also be closed at once. */
+/** Long enough to read a sentence; a toast can also be closed at once, and an error stays until it is. */
 const TOAST_VISIBLE_MS = 8_000;
 
 let nextToastId = 1;
@@ -30,6 +30,7 @@ export function ToastHost() {
     const onToast = (event: Event) => {
       const toast = (event as CustomEvent<Toast>).detail;
       setToasts((current) => [...current, toast]);
+      if (toast.tone === "error") return;
       const timer = setTimeout(() => {
         timers.delete(timer);
         setToasts((current) => current.filter((item) => item.id !== toast.id));

@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { BackendAccountFacts } from "@/app/_components/backend-account";
 import { EnvPanel } from "@/app/_components/env-panel";
 import { getBackendSettings } from "@/lib/cloud/backend-settings";
 import { getConfig } from "@/lib/config";
@@ -38,16 +39,7 @@ export default async function DeploymentPage({ params }: { params: Promise<{ id:
               <dd>
                 <code>{state.deploymentUrl}</code>
               </dd>
-              <dt>Project</dt>
-              <dd>
-                <code>
-                  {state.teamSlug}/{state.projectSlug}
-                </code>
-              </dd>
-              <dt>Account</dt>
-              <dd data-testid="backend-account" data-account={snapshot.account}>
-                {snapshot.account === "own" ? "Your own backend account" : "Managed by this service"}
-              </dd>
+              <BackendAccountFacts teamSlug={state.teamSlug} projectSlug={state.projectSlug} account={snapshot.account} />
               <dt>Runs on</dt>
               <dd>
                 {dashboardBase ? (
