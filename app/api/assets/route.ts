@@ -7,6 +7,9 @@ import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 
+/** What the dashboard needs of a manifest entry (not strict: `localPath` stays inside the sandbox). */
+const listedEntry = z.object(listedAsset.shape).omit({ filename: true });
+
 /**
  * GET /api/assets?projectId= → `{ assets: [{ filename, blobUrl, contentType, size }] }` from the
  * project's asset manifest (spec 2.10); owner only. Entries without the spec's shape (the
@@ -18,8 +21,7 @@ export const GET = route(async (request) => {
   const project = await requireOwnedProject(user, projectId);
   const manifest = await readAssetManifest(await openProjectSandbox(project));
   const assets = Object.entries(manifest.assets).flatMap(([filename, entry]) => {
-    // What the dashboard needs of an entry; `localPath` stays inside the sandbox.
-    const parsed = z.object(listedAsset.shape).omit({ filename: true }).safeParse(entry);
+    const parsed = listedEntry.safeParse(entry);
     return parsed.success ? [{ filename, ...parsed.data }] : [];
   });
   return Response.json({ assets });
