@@ -10,15 +10,19 @@ interface Toast {
   tone: ToastTone;
 }
 
-const TOAST_EVENT = "dashboard-toast";
 /** Long enough to read a sentence; a toast can also be closed at once, and an error stays until it is. */
 const TOAST_VISIBLE_MS = 8_000;
 
 let nextToastId = 1;
+/** The mounted host; toasts shown before it mounted (a page's own effects run first) wait in `pending`. */
+let deliver: ((toast: Toast) => void) | null = null;
+const pending: Toast[] = [];
 
 /** Shows a toast from anywhere in the dashboard (the host in the root layout displays it). */
 export function showToast(message: string, tone: ToastTone): void {
-  window.dispatchEvent(new CustomEvent<Toast>(TOAST_EVENT, { detail: { id: nextToastId++, message, tone } }));
+  const toast = { id: nextToastId++, message, tone };
+  if (deliver) deliver(toast);
+  else pending.push(toast);
 }
 
 /** The stack of toasts, bottom right; announced to screen readers as they appear. */
@@ -27,8 +31,7 @@ export function ToastHost() {
 
   useEffect(() => {
     const timers = new Set<ReturnType<typeof setTimeout>>();
-    const onToast = (event: Event) => {
-      const toast = (event as CustomEvent<Toast>).detail;
+    const onToast = (toast: Toast) => {
       setToasts((current) => [...current, toast]);
       if (toast.tone === "error") return;
       const timer = setTimeout(() => {
@@ -37,9 +40,10 @@ export function ToastHost() {
       }, TOAST_VISIBLE_MS);
       timers.add(timer);
     };
-    window.addEventListener(TOAST_EVENT, onToast);
+    deliver = onToast;
+    for (const toast of pending.splice(0)) onToast(toast);
     return () => {
-      window.removeEventListener(TOAST_EVENT, onToast);
+      deliver = null;
       for (const timer of timers) clearTimeout(timer);
     };
   }, []);
@@ -58,10 +62,15 @@ export function ToastHost() {
   );
 }
 
-/** Shows one toast when the page opens (the outcome of a round trip elsewhere, e.g. OAuth). */
+/**
+ * Shows one toast when the page opens with the outcome of a round trip elsewhere (OAuth), and
+ * takes that outcome out of the address, so a reload does not announce it again.
+ */
 export function ToastOnOpen({ message, tone }: { message: string | null; tone: ToastTone }) {
   useEffect(() => {
-    if (message) showToast(message, tone);
+    if (!message) return;
+    showToast(message, tone);
+    window.history.replaceState(window.history.state, "", window.location.pathname);
   }, [message, tone]);
   return null;
 }
