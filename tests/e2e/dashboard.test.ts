@@ -290,6 +290,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   });
 
   it("deletes the project after a confirmation, with its blobs and its managed backend project", async () => {
+    await thumbnailLoaded("logo.png");
     const blobUrls = [
       await page.$eval('.asset[data-filename="logo.png"] img', (image) => (image as HTMLImageElement).src),
       await page.$eval('[data-testid="screenshot-mobile"]', (image) => (image as HTMLImageElement).src),
