@@ -270,6 +270,19 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await page.waitForSelector('[data-testid="env-variable"][data-name="FEATURE_FLAG"]');
   });
 
+  it("serves the API contract as OpenAPI JSON and as a readable page without scripts", async () => {
+    const document = await (await fetch(`${server.baseUrl}/api/openapi.json`)).json();
+    expect(document.openapi).toBe("3.1.0");
+    expect(Object.keys(document.paths)).toContain("/api/projects/{id}/system-prompt");
+    const docs = await browser.newPage();
+    await docs.setJavaScriptEnabled(false);
+    await docs.goto(`${server.baseUrl}/api/docs`);
+    expect(await docs.$eval("h1", (heading) => heading.textContent)).toBe(document.info.title);
+    expect(await docs.$$eval("section.operation h3 code", (paths) => paths.map((code) => code.textContent))).toContain("/api/projects/{id}/env");
+    await saveArtifact(docs, "12-api-docs");
+    await docs.close();
+  });
+
   it("has a favicon", async () => {
     const href = await page.$eval("link[rel=icon]", (link) => link.getAttribute("href"));
     const icon = await fetch(new URL(href!, server.baseUrl));
@@ -306,12 +319,12 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
 
     await page.click("#settings ::-p-text(Delete project…)");
     await page.waitForSelector('[data-testid="delete-confirmation"]');
-    await saveArtifact(page, "12-delete-confirmation");
+    await saveArtifact(page, "13-delete-confirmation");
     await page.click('[data-testid="delete-confirmation"] button.danger');
     await page.waitForFunction(() => location.pathname === "/projects" && document.querySelector("main .project-list, main p.muted"));
     expect(await textOf("main")).not.toContain("Renamed browser app");
     await page.waitForSelector('[data-testid="toast"][data-tone="success"]');
-    await saveArtifact(page, "13-project-deleted");
+    await saveArtifact(page, "14-project-deleted");
 
     for (const url of blobUrls) expect((await fetch(url)).status).toBe(404);
     expect(await lookUp()).toBeNull();
