@@ -5,7 +5,9 @@ import { DELETE as deleteRoute, GET as getRoute, PATCH as renameRoute } from "@/
 import { queryEnvVariable } from "@/lib/backend";
 import { getBlobStore, listAllBlobs } from "@/lib/blob";
 import { getSandboxProvider, SandboxNotFoundError } from "@/lib/sandbox";
+import { currentInstance } from "@/lib/instance";
 import { getCredentials } from "@/lib/store/credentials";
+import { insertRunningOperation } from "@/lib/store/operations";
 import { getProject } from "@/lib/store/projects";
 import { startCloudFixture, type CloudFixture } from "../cloud/fixture";
 import { createTestUser } from "../helpers/users";
@@ -93,6 +95,16 @@ describe("/api/projects/<id>/env", () => {
 });
 
 describe("DELETE /api/projects/<id>", () => {
+  it("is refused while a provisioning run is live, before anything is deleted", async () => {
+    const project = await fx.newProject();
+    await insertRunningOperation(fx.db, { projectId: project.id, kind: "enable", leaseOwner: "test", instance: await currentInstance(fx.db), leaseMs: 60_000, steps: {} });
+    const refused = await call(deleteRoute, project.id, { method: "DELETE", headers: fx.owner.headers });
+    expect(refused.status).toBe(409);
+    expect((await refused.json()).error.code).toBe("in_progress");
+    expect(await getProject(fx.db, project.id)).not.toBeNull();
+    await fx.sandboxOf(project);
+  });
+
   it("removes the project with its sandbox, every blob it owns and its managed backend project", async () => {
     const project = await fx.newProject();
     const other = await fx.newProject();
