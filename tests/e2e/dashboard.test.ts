@@ -4,6 +4,7 @@ import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBackendProjectBySlug } from "@/lib/backend";
 import { EMULATOR_MOUNT_PATH, getEmulatorIdentity } from "@/lib/emulator/identity";
+import { assertMatchesApiContract } from "../helpers/api-contract";
 import { launchBrowser, recordPageErrors, recordResponses, saveArtifact, type RecordedBody } from "./browser";
 import { createDevServerControl } from "./dev-server-control";
 import { ARTIFACTS_DIR, startProductServer, type ProductServer } from "./server";
@@ -345,6 +346,15 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
       for (const secret of secrets) {
         expect(response.body.includes(secret), `a secret (${secret.slice(0, 8)}…) in ${response.url}`).toBe(false);
       }
+    }
+  });
+
+  it("received only /api answers that match the OpenAPI document", async () => {
+    const answers = responses.filter((response) => new URL(response.url).pathname.startsWith("/api/"));
+    expect(answers.length).toBeGreaterThan(10);
+    for (const answer of answers) {
+      const response = new Response(new Uint8Array(answer.body), { status: answer.status, headers: { "content-type": answer.contentType } });
+      await assertMatchesApiContract(new Request(answer.url, { method: answer.method }), response);
     }
   });
 

@@ -4,7 +4,8 @@ import { openApiDocument } from "@/lib/api-contract/document";
 /**
  * Checks an answer of our /api against the OpenAPI document: the operation must be in the
  * document, and the body must match the schema of its status (or the `default` one). tests/setup.ts
- * runs it on every answer of a handler wrapped by `route()`, so every route test validates.
+ * runs it on every answer of a handler wrapped by `route()`, so every route test validates; the
+ * dashboard browser test runs it on every /api answer the page received from the real server.
  */
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
