@@ -10,6 +10,7 @@ const CRASH_TESTS = ["tests/cloud/crash.test.ts", "tests/cloud/crash-upstream.te
  * the suite.
  */
 const UNIT_TESTS = [
+  "tests/api/openapi.test.ts",
   "tests/assets/content.test.ts",
   "tests/assets/filename.test.ts",
   "tests/assets/lock.test.ts",
@@ -33,6 +34,7 @@ const UNIT_TESTS = [
   "tests/oauth/routes.test.ts",
   "tests/oauth/state.test.ts",
   "tests/prompts/prompts.test.ts",
+  "tests/prompts/system-prompt-route.test.ts",
   "tests/realtime/index.test.ts",
   "tests/realtime/memory.test.ts",
   "tests/realtime/payload.test.ts",

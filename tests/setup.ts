@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll } from "vitest";
+import { afterAll, vi } from "vitest";
 import { claimPortSlice } from "./helpers/port-slice";
 
 // Every test file gets its own data directory (PGlite, blobs, sandboxes, secrets key) so files
@@ -18,6 +18,22 @@ process.env.LOCAL_PORT_RANGE = portSlice.range;
 const standIn = JSON.stringify(path.resolve("tests", "helpers", "dev-server-stand-in.mjs"));
 process.env.APP_DEV_COMMAND = `node ${standIn} app`;
 process.env.BACKEND_DEV_COMMAND = `node ${standIn} backend`;
+
+// Every answer of a route handler is checked against the OpenAPI document (lib/api-contract), so
+// every route test validates its responses; a contract mismatch fails the request with the reason.
+vi.mock("@/lib/http", async (importOriginal) => {
+  const http = await importOriginal<typeof import("@/lib/http")>();
+  const { assertMatchesApiContract } = await import("./helpers/api-contract");
+  const route: typeof http.route = (handler) => {
+    const wrapped = http.route(handler);
+    return async (request, context) => {
+      const response = await wrapped(request, context);
+      await assertMatchesApiContract(request, response);
+      return response;
+    };
+  };
+  return { ...http, route };
+});
 
 afterAll(async () => {
   const { resetProcessSingletons } = await import("@/lib/singletons");

@@ -1,3 +1,5 @@
+import { showToast } from "./toast";
+
 /** An error answer of the service (`{ error: { code, message } }`), or a network failure. */
 export class ApiError extends Error {
   constructor(
@@ -37,6 +39,16 @@ export async function callApi<T>(path: string, init: { method?: string; json?: u
   const body: unknown = await response.json().catch(() => null);
   if (!response.ok) throw apiErrorFrom(response.status, body);
   return body as T;
+}
+
+/** {@link callApi}, and a failure also shows as a toast, wherever the page is scrolled. */
+export async function callApiOrToast<T>(path: string, init: { method?: string; json?: unknown } = {}): Promise<T> {
+  try {
+    return await callApi<T>(path, init);
+  } catch (failure) {
+    showToast(messageOf(failure), "error");
+    throw failure;
+  }
 }
 
 /** A message to show for anything a call rejected with. */

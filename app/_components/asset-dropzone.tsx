@@ -1,17 +1,12 @@
 "use client";
 
 import { useState, type DragEvent } from "react";
+import type { ApiAssetUpload } from "@/lib/api-contract/types";
 import { messageOf } from "./api";
 import { uploadWithProgress } from "./upload";
 
 /** The answer of POST /api/assets/upload (DESIGN.md "HTTP shapes"). */
-export interface UploadedAsset {
-  url: string;
-  pathname: string;
-  filename: string;
-  contentType: string;
-  size: number;
-}
+export type UploadedAsset = ApiAssetUpload;
 
 interface Upload {
   id: number;

@@ -1,7 +1,8 @@
 "use client";
 
 import { useEffect, useState } from "react";
-import { callApi, messageOf } from "./api";
+import type { ApiAsset } from "@/lib/api-contract/types";
+import { callApi, callApiOrToast, messageOf } from "./api";
 import { AssetDropzone, type UploadedAsset } from "./asset-dropzone";
 import { formatBytes } from "./upload";
 
@@ -9,12 +10,7 @@ import { formatBytes } from "./upload";
  * One entry of the sandbox's asset manifest (spec 2.10), as GET /api/assets answers it. `blobUrl`
  * is versioned per upload, the same URL the upload answered, so a re-upload shows its new bytes.
  */
-export interface AssetEntry {
-  filename: string;
-  blobUrl: string;
-  contentType: string;
-  size: number;
-}
+export type AssetEntry = ApiAsset;
 
 const byName = (a: AssetEntry, b: AssetEntry) => a.filename.localeCompare(b.filename);
 
@@ -39,14 +35,14 @@ export function AssetsPanel({ projectId }: { projectId: string }) {
   }, [projectId]);
 
   function uploaded(asset: UploadedAsset) {
-    const entry: AssetEntry = { filename: asset.filename, blobUrl: asset.url, contentType: asset.contentType, size: asset.size };
+    const entry: AssetEntry = { filename: asset.filename, blobUrl: asset.blobUrl, contentType: asset.contentType, size: asset.size };
     setAssets((current) => [...(current ?? []).filter((item) => item.filename !== entry.filename), entry].sort(byName));
   }
 
   async function remove(filename: string) {
     setError(null);
     try {
-      await callApi("/api/assets/delete", { method: "DELETE", json: { projectId, filename } });
+      await callApiOrToast("/api/assets/delete", { method: "DELETE", json: { projectId, filename } });
       setAssets((current) => (current ?? []).filter((item) => item.filename !== filename));
     } catch (failure) {
       setError(messageOf(failure));

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "react";
 import { pollBackendSnapshot } from "@/app/projects/[id]/actions";
 import type { BackendSnapshot } from "@/app/projects/[id]/data";
-import { callApi, messageOf } from "./api";
+import { callApiOrToast, messageOf } from "./api";
 import { BackendBadge } from "./backend-badge";
 import { BackendProgress } from "./backend-progress";
 import { ConnectedDetails } from "./backend-connected";
@@ -60,7 +60,7 @@ export function BackendCard({ projectId, initial, oauthAvailable, dashboardBase,
     setEnabling(true);
     setError(null);
     try {
-      await callApi("/api/cloud/enable", { json: { projectId } });
+      await callApiOrToast("/api/cloud/enable", { json: { projectId } });
     } catch (failure) {
       setError(messageOf(failure));
     } finally {
@@ -98,7 +98,7 @@ export function BackendCard({ projectId, initial, oauthAvailable, dashboardBase,
       {shown?.kind === "connecting" && <BackendProgress progress={snapshot.progress} />}
 
       {shown?.kind === "connected" && (
-        <ConnectedDetails projectId={projectId} state={shown} dashboardBase={dashboardBase} onDisconnected={refresh} />
+        <ConnectedDetails projectId={projectId} state={shown} dashboardBase={dashboardBase} account={snapshot.account} onDisconnected={refresh} />
       )}
 
       {shown?.kind === "failed" && (

@@ -1,12 +1,13 @@
 "use client";
 
 import { useEffect, useState } from "react";
+import type { ApiBackendDevServerState, ApiBackendStatus } from "@/lib/api-contract/types";
 import type { BackendProjectState } from "@/lib/store/projects";
-import { callApi, messageOf } from "./api";
+import { callApi, callApiOrToast, messageOf } from "./api";
+import { BackendAccountFacts } from "./backend-account";
 
 type Connected = Extract<BackendProjectState, { kind: "connected" }>;
-type DevServer = "running" | "stopped";
-type BackendStatus = { devServer: DevServer; missingSandboxWiring: string[] };
+type DevServer = ApiBackendDevServerState;
 
 /** What each missing piece of the app's wiring means to a person. */
 const WIRING_LABELS: Record<string, string> = {
@@ -19,13 +20,15 @@ const WIRING_LABELS: Record<string, string> = {
 export interface ConnectedDetailsProps {
   projectId: string;
   state: Connected;
+  /** Base of hosted dashboard links; null for the emulator, whose link opens our deployment page. */
   dashboardBase: string | null;
+  account: "managed" | "own" | null;
   /** Called after a successful disconnect, to re-read the state. */
   onDisconnected: () => Promise<void>;
 }
 
 /** A connected backend: where it lives, its dev server, and disconnecting. */
-export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnected }: ConnectedDetailsProps) {
+export function ConnectedDetails({ projectId, state, dashboardBase, account, onDisconnected }: ConnectedDetailsProps) {
   const [devServer, setDevServer] = useState<DevServer | null>(null);
   const [missingWiring, setMissingWiring] = useState<string[]>([]);
   const [confirming, setConfirming] = useState(false);
@@ -35,10 +38,10 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
 
   useEffect(() => {
     let cancelled = false;
-    callApi<BackendStatus>(`/api/backend/status?projectId=${encodeURIComponent(projectId)}`).then(
+    callApi<ApiBackendStatus>(`/api/backend/status?projectId=${encodeURIComponent(projectId)}`).then(
       (status) => {
         if (cancelled) return;
-        setDevServer(status.devServer);
+        setDevServer(status.backendDevServer);
         setMissingWiring(status.missingSandboxWiring);
       },
       // Without a status answer the line is simply not shown.
@@ -63,21 +66,21 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
 
   const startDevServer = () =>
     act(async () => {
-      await callApi("/api/backend/dev/start", { json: { projectId } });
+      await callApiOrToast("/api/backend/dev/start", { json: { projectId } });
       setDevServer("running");
     });
 
   // Enable on a connected project finishes exactly the missing pieces, then everything runs.
   const finishSetup = () =>
     act(async () => {
-      await callApi("/api/cloud/enable", { json: { projectId } });
+      await callApiOrToast("/api/cloud/enable", { json: { projectId } });
       setMissingWiring([]);
       setDevServer("running");
     });
 
   const disconnect = () =>
     act(async () => {
-      await callApi("/api/backend/managed/disconnect", { json: { projectId, deleteBackendProject } });
+      await callApiOrToast("/api/backend/managed/disconnect", { json: { projectId, deleteBackendProject } });
       setConfirming(false);
       await onDisconnected();
     });
@@ -94,21 +97,18 @@ export function ConnectedDetails({ projectId, state, dashboardBase, onDisconnect
         <dt>Deployment</dt>
         <dd>
           <code>{state.deploymentName}</code>
-          {dashboardBase && (
-            <>
-              {" · "}
-              <a href={dashboardBase + encodeURIComponent(state.deploymentName)} target="_blank" rel="noreferrer">
-                Open dashboard
-              </a>
-            </>
+          {" · "}
+          {dashboardBase ? (
+            <a href={dashboardBase + encodeURIComponent(state.deploymentName)} target="_blank" rel="noreferrer" data-testid="deployment-dashboard">
+              Open dashboard
+            </a>
+          ) : (
+            <a href={`/projects/${encodeURIComponent(projectId)}/deployment`} data-testid="deployment-dashboard">
+              Open deployment
+            </a>
           )}
         </dd>
-        <dt>Project</dt>
-        <dd>
-          <code>
-            {state.teamSlug}/{state.projectSlug}
-          </code>
-        </dd>
+        <BackendAccountFacts teamSlug={state.teamSlug} projectSlug={state.projectSlug} account={account} />
         {devServer && (
           <>
             <dt>Dev server</dt>

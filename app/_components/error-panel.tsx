@@ -28,6 +28,11 @@ const timeOf = (iso: string) => new Date(iso).toLocaleTimeString();
 export function ErrorPanel({ realtime }: { realtime: RealtimeClientSettings }) {
   const [groups, setGroups] = useState<ErrorGroup[]>([]);
   const [status, setStatus] = useState<FeedStatus>("connecting");
+  const [search, setSearch] = useState("");
+  const needle = search.trim().toLowerCase();
+  const shown = needle
+    ? groups.filter((group) => `${group.message} ${SOURCE_LABELS[group.source]} ${group.type}`.toLowerCase().includes(needle))
+    : groups;
 
   useEffect(
     () =>
@@ -54,11 +59,25 @@ export function ErrorPanel({ realtime }: { realtime: RealtimeClientSettings }) {
           )}
         </span>
       </div>
+      {groups.length > 0 && (
+        <input
+          type="search"
+          className="search"
+          placeholder="Search errors"
+          aria-label="Search errors"
+          value={search}
+          onChange={(event) => setSearch(event.target.value)}
+        />
+      )}
       {groups.length === 0 ? (
         <p className="muted">No errors.</p>
+      ) : shown.length === 0 ? (
+        <p className="muted" data-testid="no-matching-errors">
+          No error matches “{search.trim()}”.
+        </p>
       ) : (
         <ul className="error-list" aria-label="Errors">
-          {groups.map((group) => (
+          {shown.map((group) => (
             <li key={group.key} className={`error error-${group.type}${group.resolved ? " error-resolved" : ""}`} data-resolved={group.resolved}>
               <div className="row spread small muted">
                 <span>

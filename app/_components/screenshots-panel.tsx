@@ -1,12 +1,18 @@
 "use client";
 
 import { useState } from "react";
-import { callApi, messageOf } from "./api";
+import type { ApiScreenshots } from "@/lib/api-contract/types";
+import { callApiOrToast, messageOf } from "./api";
 
 export interface Screenshots {
   mobileUrl: string;
   desktopUrl: string;
+  /** ISO 8601. */
+  takenAt: string;
 }
+
+/** `2026-11-24 07:30 UTC`: the same text on the server and in the browser, whatever their time zones. */
+const utcMinute = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
 
 /** Takes screenshots of the app preview (POST /api/projects/<id>/screenshots) and shows both. */
 export function ScreenshotsPanel({ projectId, previewUrl, initial }: { projectId: string; previewUrl: string | null; initial: Screenshots | null }) {
@@ -18,10 +24,10 @@ export function ScreenshotsPanel({ projectId, previewUrl, initial }: { projectId
     setPending(true);
     setError(null);
     try {
-      const answer = await callApi<Screenshots>(`/api/projects/${encodeURIComponent(projectId)}/screenshots`, { method: "POST" });
+      const answer = await callApiOrToast<ApiScreenshots>(`/api/projects/${encodeURIComponent(projectId)}/screenshots`, { method: "POST" });
       // Fixed blob paths are overwritten in place: a fresh query defeats the browser cache.
       const version = Date.now();
-      setShots({ mobileUrl: `${answer.mobileUrl}?v=${version}`, desktopUrl: `${answer.desktopUrl}?v=${version}` });
+      setShots({ mobileUrl: `${answer.mobileUrl}?v=${version}`, desktopUrl: `${answer.desktopUrl}?v=${version}`, takenAt: new Date(version).toISOString() });
     } catch (failure) {
       setError(messageOf(failure));
     } finally {
@@ -44,18 +50,26 @@ export function ScreenshotsPanel({ projectId, previewUrl, initial }: { projectId
         </p>
       )}
       {shots ? (
-        <div className="shots">
-          <figure>
-            {/* eslint-disable-next-line @next/next/no-img-element -- blob URLs from any store */}
-            <img src={shots.mobileUrl} alt="Mobile screenshot (375×667 @2x)" data-testid="screenshot-mobile" />
-            <figcaption className="small muted">Mobile</figcaption>
-          </figure>
-          <figure>
-            {/* eslint-disable-next-line @next/next/no-img-element -- blob URLs from any store */}
-            <img src={shots.desktopUrl} alt="Desktop screenshot (1920×1080)" data-testid="screenshot-desktop" />
-            <figcaption className="small muted">Desktop</figcaption>
-          </figure>
-        </div>
+        <>
+          <p className="small muted">
+            Taken{" "}
+            <time dateTime={shots.takenAt} data-testid="screenshots-taken-at">
+              {utcMinute(shots.takenAt)}
+            </time>
+          </p>
+          <div className="shots">
+            <figure>
+              {/* eslint-disable-next-line @next/next/no-img-element -- blob URLs from any store */}
+              <img src={shots.mobileUrl} alt="Mobile screenshot (375×667 @2x)" data-testid="screenshot-mobile" />
+              <figcaption className="small muted">Mobile</figcaption>
+            </figure>
+            <figure>
+              {/* eslint-disable-next-line @next/next/no-img-element -- blob URLs from any store */}
+              <img src={shots.desktopUrl} alt="Desktop screenshot (1920×1080)" data-testid="screenshot-desktop" />
+              <figcaption className="small muted">Desktop</figcaption>
+            </figure>
+          </div>
+        </>
       ) : (
         !error && previewUrl && <p className="muted">No screenshots yet.</p>
       )}

@@ -31,7 +31,7 @@ export interface AssetStorage {
 /** The answer of POST /api/assets/upload. */
 export interface AssetUploadResult {
   /** Versioned (`?v=<content digest>`): the same URL as the manifest's `blobUrl`. */
-  url: string;
+  blobUrl: string;
   pathname: string;
   filename: string;
   contentType: string;
@@ -78,7 +78,7 @@ export async function storeAsset(target: AssetTarget, file: AcceptedFile, storag
         const manifest = await readAssetManifest(sandbox);
         manifest.assets[file.filename] = manifestEntryOf(asset);
         await commitStaging(sandbox, staging, [{ move: stagedPath, to: assetLocalPath(file.filename) }], manifest);
-        return { url: asset.blobUrl, pathname: put.pathname, filename: file.filename, contentType: file.contentType, size: file.size };
+        return { blobUrl: asset.blobUrl, pathname: put.pathname, filename: file.filename, contentType: file.contentType, size: file.size };
       } catch (error) {
         if (put) await Promise.all([deleteBlobQuietly(storage.blobs, put.url), forgetAssetQuietly(db, projectId, file.filename)]);
         throw error;

@@ -22,11 +22,17 @@ export async function setEnvVariables(
   );
 }
 
-/** Reads one variable (`GET <deploymentUrl>/api/v1/list_environment_variables`); null when it is not set. */
-export async function queryEnvVariable(project: DeploymentTarget, name: string, options: BackendRequestOptions = {}): Promise<string | null> {
-  const { environmentVariables } = await callDeployment({ operation: "query an environment variable", target: project }, options, (client, init) =>
+/** Every variable of a deployment by name (`GET <deploymentUrl>/api/v1/list_environment_variables`). */
+export async function listEnvVariables(project: DeploymentTarget, options: BackendRequestOptions = {}): Promise<Record<string, string>> {
+  const { environmentVariables } = await callDeployment({ operation: "list environment variables", target: project }, options, (client, init) =>
     client.GET("/list_environment_variables", init),
   );
+  return environmentVariables;
+}
+
+/** Reads one variable; null when it is not set. */
+export async function queryEnvVariable(project: DeploymentTarget, name: string, options: BackendRequestOptions = {}): Promise<string | null> {
+  const environmentVariables = await listEnvVariables(project, options);
   return Object.hasOwn(environmentVariables, name) ? environmentVariables[name] : null;
 }
 

@@ -12,7 +12,7 @@ export {
   type BackendRequestOptions,
   type ManagementApiOptions,
 } from "./client";
-export { queryEnvVariable, queryEnvVariableWithRetries, setEnvVariables, setEnvVariablesWithRetries } from "./env-vars";
+export { listEnvVariables, queryEnvVariable, queryEnvVariableWithRetries, setEnvVariables, setEnvVariablesWithRetries } from "./env-vars";
 export {
   BackendApiError,
   BackendAuthError,

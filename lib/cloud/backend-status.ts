@@ -13,5 +13,5 @@ export async function backendStatusOf(project: Project) {
   const sandbox = project.sandboxId ? await getSandboxProvider().connect(project.sandboxId) : null;
   const running = sandbox ? await isBackendDevServerRunning(sandbox) : false;
   const missing = sandbox && state?.kind === "connected" ? await missingSandboxWiring(sandbox, state.deploymentUrl) : [];
-  return { backendProject: state, devServer: running ? ("running" as const) : ("stopped" as const), missingSandboxWiring: missing };
+  return { backendProject: state, backendDevServer: running ? ("running" as const) : ("stopped" as const), missingSandboxWiring: missing };
 }

@@ -1,8 +1,9 @@
+import { NotFoundError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { startAppDevServer } from "@/lib/dev-servers";
 import { APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
-import type { SqlExecutor } from "@/lib/store";
-import { claimProjectSandbox, deleteProject, getProject, insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
+import { getStore, type SqlExecutor } from "@/lib/store";
+import { claimProjectSandbox, deleteProject, getProject, insertProject, renameProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 
 /** A new sandbox seeded from `templates/app` with its app dev server running; killed again on failure. */
 async function createRunningSandbox(): Promise<{ sandbox: Sandbox; previewUrl: string }> {
@@ -88,4 +89,11 @@ export function toProjectResponse(project: Project) {
     createdAt: project.createdAt.toISOString(),
     updatedAt: project.updatedAt.toISOString(),
   };
+}
+
+/** PATCH /api/projects/<id>: the project under its new name (404 when it was deleted meanwhile). */
+export async function renameOwnedProject(project: Project, name: string): Promise<Project> {
+  const renamed = await renameProject(await getStore(), project.id, name);
+  if (!renamed) throw new NotFoundError("Project not found.", "project_not_found");
+  return renamed;
 }

@@ -102,6 +102,12 @@ export async function setBackendProject(db: SqlExecutor, id: string, state: Back
   ]);
 }
 
+/** Renames a project; the renamed project, or null when it is gone. */
+export async function renameProject(db: SqlExecutor, id: string, name: string): Promise<Project | null> {
+  const { rows } = await db.query<ProjectRow>("update projects set name = $2, updated_at = now() where id = $1 returning *", [id, name]);
+  return rows[0] ? toProject(rows[0]) : null;
+}
+
 export async function deleteProject(db: SqlExecutor, id: string): Promise<void> {
   if (!isUuid(id)) return;
   await db.query("delete from projects where id = $1", [id]);

@@ -40,8 +40,12 @@ export async function openProjectSandbox(project: Project): Promise<Sandbox> {
   return sandbox;
 }
 
-/** Restarts a project's sandbox like the platform would, then runs {@link afterSandboxStart}. */
-export async function restartProjectSandbox(sandbox: Sandbox, project: Project) {
+/**
+ * Restarts a project's sandbox like the platform would, then runs {@link afterSandboxStart};
+ * answers the backend dev server in the words of GET /api/backend/status.
+ */
+export async function restartProjectSandbox(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: "running" | "stopped" }> {
   await sandbox.restart();
-  return afterSandboxStart(sandbox, project);
+  const { previewUrl, backendDevServer } = await afterSandboxStart(sandbox, project);
+  return { previewUrl, backendDevServer: backendDevServer ? "running" : "stopped" };
 }

@@ -29,26 +29,26 @@ describe("asset URLs of a re-upload under the same name (fs driver, served by /b
     const second = sample("png", 1_200);
 
     const before = await upload(project.id, first);
-    expect(new URL(before.url).searchParams.get("v")).toMatch(/^[0-9a-f]{16}$/);
-    const cached = await fetchThroughRoute(before.url);
+    expect(new URL(before.blobUrl).searchParams.get("v")).toMatch(/^[0-9a-f]{16}$/);
+    const cached = await fetchThroughRoute(before.blobUrl);
     expect(cached.status).toBe(200);
     expect(await bodyOf(cached)).toEqual(Buffer.from(first));
     const oldEtag = cached.headers.get("etag")!;
 
     const after = await upload(project.id, second);
     expect(after.pathname).toBe(before.pathname);
-    expect(after.url).not.toBe(before.url);
-    expect((await fx.manifest(sandbox))!.assets["logo.png"].blobUrl).toBe(after.url);
-    expect(await listed(project.id)).toEqual([expect.objectContaining({ filename: "logo.png", blobUrl: after.url })]);
+    expect(after.blobUrl).not.toBe(before.blobUrl);
+    expect((await fx.manifest(sandbox))!.assets["logo.png"].blobUrl).toBe(after.blobUrl);
+    expect(await listed(project.id)).toEqual([expect.objectContaining({ filename: "logo.png", blobUrl: after.blobUrl })]);
 
     // A cache holding the old copy revalidates it: the validator no longer matches, the new bytes come back.
-    const revalidated = await fetchThroughRoute(before.url, { headers: { "if-none-match": oldEtag } });
+    const revalidated = await fetchThroughRoute(before.blobUrl, { headers: { "if-none-match": oldEtag } });
     expect(revalidated.status).toBe(200);
     expect(await bodyOf(revalidated)).toEqual(Buffer.from(second));
     const newEtag = revalidated.headers.get("etag")!;
     expect(newEtag).not.toBe(oldEtag);
 
-    const fresh = await fetchThroughRoute(after.url, { headers: { "if-none-match": newEtag } });
+    const fresh = await fetchThroughRoute(after.blobUrl, { headers: { "if-none-match": newEtag } });
     expect(fresh.status).toBe(304);
     expect(fresh.headers.get("etag")).toBe(newEtag);
   });
@@ -58,8 +58,8 @@ describe("asset URLs of a re-upload under the same name (fs driver, served by /b
     const bytes = sample("png", 800);
     const first = await upload(project.id, bytes);
     const again = await upload(project.id, bytes);
-    expect(again.url).toBe(first.url);
-    const served = await fetchThroughRoute(again.url);
+    expect(again.blobUrl).toBe(first.blobUrl);
+    const served = await fetchThroughRoute(again.blobUrl);
     expect(await bodyOf(served)).toEqual(Buffer.from(bytes));
   });
 });

@@ -10,7 +10,7 @@ const fx = setupAssetFixture();
 async function projectWithAssets(...names: string[]) {
   const { project, sandbox } = await fx.newProject();
   const urls: Record<string, string> = {};
-  for (const name of names) urls[name] = (await (await fx.upload(assetForm(project.id, name, sample("png")))).json()).url;
+  for (const name of names) urls[name] = (await (await fx.upload(assetForm(project.id, name, sample("png")))).json()).blobUrl;
   return { project, sandbox, urls };
 }
 

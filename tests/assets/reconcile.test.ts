@@ -159,7 +159,7 @@ describe("restoreProjectAssets", () => {
   it("writes recorded assets back into a wiped sandbox and reports, but keeps, an orphan blob", async () => {
     const { project, sandbox } = await fx.newProject();
     const bytes = sample("png", 3_000);
-    const { url } = await (await fx.upload(assetForm(project.id, "logo.png", bytes))).json();
+    const { blobUrl: url } = await (await fx.upload(assetForm(project.id, "logo.png", bytes))).json();
     await putBlob(project, "stray.png", sample("png", 400));
     await sandbox.commands.run(`rm -rf -- "$ASSETS" "$MANIFEST"`, { envs: { ASSETS: ASSET_FILES_DIR, MANIFEST: ASSET_MANIFEST_PATH } });
 

@@ -44,7 +44,7 @@ async function expectAllAssets(sandbox: Sandbox) {
   for (const upload of UPLOADS) {
     const entry = manifest.assets[upload.filename];
     expect(Buffer.from(await sandbox.files.read(entry.localPath, { format: "bytes" }))).toEqual(Buffer.from(upload.bytes));
-    expect(entry.blobUrl).toBe(answers.get(upload.filename)!.url);
+    expect(entry.blobUrl).toBe(answers.get(upload.filename)!.blobUrl);
     expect(entry.size).toBe(upload.bytes.length);
     expect(Buffer.from((await blobBytes(entry.blobUrl))!)).toEqual(Buffer.from(upload.bytes));
   }

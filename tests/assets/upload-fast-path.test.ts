@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ASSET_FILES_DIR } from "@/lib/assets";
 import { uploadFastPath } from "@/lib/fast-paths";
+import { assertMatchesApiContract } from "../helpers/api-contract";
 import { startHttpServer } from "../helpers/http-server";
 import { assetForm, blobBytes, NOTHING_STORED, setupAssetFixture } from "./fixture";
 import { sample } from "./samples";
@@ -17,8 +18,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const post = (path: string, body: FormData, headers: Record<string, string> = fx.owner.headers) =>
-  fetch(`${server.url}${path}`, { method: "POST", headers, body });
+/** POSTs a form to the fast path; every answer is checked against the OpenAPI document, as route answers are. */
+async function post(path: string, body: FormData, headers: Record<string, string> = fx.owner.headers): Promise<Response> {
+  const response = await fetch(`${server.url}${path}`, { method: "POST", headers, body });
+  if (response.status !== 501) await assertMatchesApiContract(new Request(`${server.url}${path}`, { method: "POST" }), response);
+  return response;
+}
 
 describe("the upload fast path", () => {
   it("stores an asset byte for byte in the blob store, the sandbox and the manifest, answering as the route does", async () => {
@@ -29,11 +34,11 @@ describe("the upload fast path", () => {
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     const body = await response.json();
     const pathname = `${fx.owner.user.id}/${project.id}/assets/hero.png`;
-    expect(body).toEqual({ url: expect.stringMatching(/^http/), pathname, filename: "hero.png", contentType: "image/png", size: bytes.length });
+    expect(body).toEqual({ blobUrl: expect.stringMatching(/^http/), pathname, filename: "hero.png", contentType: "image/png", size: bytes.length });
 
     const viaRoute = await fx.upload(assetForm(project.id, "hero.png", bytes));
     expect(Object.keys(await viaRoute.json()).sort()).toEqual(Object.keys(body).sort());
-    expect(Buffer.from((await blobBytes(body.url))!).equals(Buffer.from(bytes))).toBe(true);
+    expect(Buffer.from((await blobBytes(body.blobUrl))!).equals(Buffer.from(bytes))).toBe(true);
     expect(Buffer.from(await sandbox.files.read(`${ASSET_FILES_DIR}/hero.png`, { format: "bytes" })).equals(Buffer.from(bytes))).toBe(true);
     expect(Object.keys((await fx.manifest(sandbox))!.assets)).toEqual(["hero.png"]);
     expect(await fx.leftovers(project, sandbox)).toMatchObject({ staging: [], spool: [] });

@@ -27,13 +27,13 @@ describe("POST /api/assets/upload", () => {
     expect(response.status).toBe(200);
     const body = await response.json();
     const pathname = `${fx.owner.user.id}/${project.id}/assets/${filename}`;
-    expect(body).toEqual({ url: expect.stringMatching(/^http/), pathname, filename, contentType, size: bytes.length });
+    expect(body).toEqual({ blobUrl: expect.stringMatching(/^http/), pathname, filename, contentType, size: bytes.length });
 
-    expect(Buffer.from((await blobBytes(body.url))!).equals(Buffer.from(bytes))).toBe(true);
-    expect((await getBlobStore().head(body.url))?.contentType).toBe(contentType);
+    expect(Buffer.from((await blobBytes(body.blobUrl))!).equals(Buffer.from(bytes))).toBe(true);
+    expect((await getBlobStore().head(body.blobUrl))?.contentType).toBe(contentType);
     expect(Buffer.from(await readSandboxBytes(sandbox, filename)).equals(Buffer.from(bytes))).toBe(true);
     expect(await fx.manifest(sandbox)).toEqual({
-      assets: { [filename]: { blobUrl: body.url, localPath: `/home/user/app/assets/images/${filename}`, contentType, size: bytes.length } },
+      assets: { [filename]: { blobUrl: body.blobUrl, localPath: `/home/user/app/assets/images/${filename}`, contentType, size: bytes.length } },
     });
     expect(await fx.leftovers(project, sandbox)).toMatchObject({ staging: [], spool: [] });
   });
@@ -46,7 +46,7 @@ describe("POST /api/assets/upload", () => {
     const response = await fx.upload(assetForm(project.id, "a.png", second));
     expect(response.status).toBe(200);
     expect(Buffer.from(await readSandboxBytes(sandbox, "a.png")).equals(Buffer.from(second))).toBe(true);
-    expect(Buffer.from((await blobBytes((await response.json()).url))!).equals(Buffer.from(second))).toBe(true);
+    expect(Buffer.from((await blobBytes((await response.json()).blobUrl))!).equals(Buffer.from(second))).toBe(true);
     const manifest = await fx.manifest(sandbox);
     expect(Object.keys(manifest!.assets).sort()).toEqual(["a.png", "b.gif"]);
     expect(manifest!.assets["a.png"].size).toBe(900);
@@ -91,7 +91,7 @@ describe("POST /api/assets/upload", () => {
     expect(stored.size).toBe(MAX_UPLOAD_BYTES);
     const digest = sent.digest("hex");
     expect(sha256(await readSandboxBytes(sandbox, "big.png"))).toBe(digest);
-    expect(sha256((await blobBytes(stored.url))!)).toBe(digest);
+    expect(sha256((await blobBytes(stored.blobUrl))!)).toBe(digest);
 
     const other = await fx.newProject();
     const body = multipartBody([{ name: "projectId", body: other.project.id }, { name: "file", filename: "big.png", body: pngChunks(MAX_UPLOAD_BYTES + 1) }]);

@@ -96,9 +96,9 @@ describe("backend dev server", () => {
 
     const status = async () =>
       (await statusRoute(new Request(`http://localhost/api/backend/status?projectId=${project.id}`, { headers: fx.owner.headers }), undefined)).json();
-    expect(await status()).toEqual({ backendProject: expect.objectContaining({ kind: "connected" }), devServer: "running", missingSandboxWiring: [] });
+    expect(await status()).toEqual({ backendProject: expect.objectContaining({ kind: "connected" }), backendDevServer: "running", missingSandboxWiring: [] });
     await stopBackendDevServer(sandbox);
-    expect((await status()).devServer).toBe("stopped");
+    expect((await status()).backendDevServer).toBe("stopped");
   });
 
   it("refuses to start the dev server of a project without a backend", async () => {

@@ -5,6 +5,7 @@ import { parseConfig } from "@/lib/config";
 import { createProject } from "@/lib/projects";
 import { APP_DIR, getSandboxProvider } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
+import { upsertCredentials } from "@/lib/store/credentials";
 import { insertRunningOperation } from "@/lib/store/operations";
 import { currentInstance } from "@/lib/instance";
 import { getProject, insertProject, setBackendProject } from "@/lib/store/projects";
@@ -20,7 +21,7 @@ describe("backend snapshot", () => {
     const db = await getStore();
     const { user } = await createTestUser(db);
     const project = await insertProject(db, { ownerId: user.id, name: "app" });
-    expect(await readBackendSnapshot(db, project)).toEqual({ backendProject: null, progress: null });
+    expect(await readBackendSnapshot(db, project)).toEqual({ backendProject: null, progress: null, account: null });
 
     await setBackendProject(db, project.id, { kind: "connecting" });
     await insertRunningOperation(db, {
@@ -35,8 +36,32 @@ describe("backend snapshot", () => {
     expect(snapshot).toEqual({
       backendProject: { kind: "connecting" },
       progress: { kind: "enable", finished: ["created", "provisioned"] },
+      account: null,
     });
     expect(JSON.stringify(snapshot)).not.toContain("ciphertext");
+  });
+
+  it("says whose account holds the backend project: managed by the service, or the user's own", async () => {
+    const db = await getStore();
+    const { user } = await createTestUser(db);
+    const project = await insertProject(db, { ownerId: user.id, name: "app" });
+    const credentials = {
+      projectId: project.id,
+      userId: user.id,
+      teamSlug: "t",
+      projectSlug: "p",
+      deploymentUrl: "http://127.0.0.1:1",
+      deploymentName: "d",
+      adminKey: "dev:d|secret-admin-key",
+      accessToken: null,
+      backendProjectId: 1,
+    };
+    await upsertCredentials(db, { ...credentials, mode: "managed" });
+    expect((await readBackendSnapshot(db, project)).account).toBe("managed");
+    await upsertCredentials(db, { ...credentials, mode: "oauth" });
+    const own = await readBackendSnapshot(db, project);
+    expect(own.account).toBe("own");
+    expect(JSON.stringify(own)).not.toContain("secret-admin-key");
   });
 });
 

@@ -23,7 +23,9 @@ export async function saveArtifact(page: Page, name: string): Promise<string> {
 }
 
 export interface RecordedBody {
+  method: string;
   url: string;
+  status: number;
   contentType: string;
   body: Buffer;
 }
@@ -40,7 +42,7 @@ export function recordResponses(page: Page): RecordedBody[] {
     const status = response.status();
     if (status >= 300 && status < 400) return;
     try {
-      recorded.push({ url: response.url(), contentType, body: await response.buffer() });
+      recorded.push({ method: response.request().method(), url: response.url(), status, contentType, body: await response.buffer() });
     } catch {
       // The page navigated away before the body was read; its later responses are recorded.
     }

@@ -2,7 +2,9 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getEmulatorIdentity } from "@/lib/emulator/identity";
+import { findBackendProjectBySlug } from "@/lib/backend";
+import { EMULATOR_MOUNT_PATH, getEmulatorIdentity } from "@/lib/emulator/identity";
+import { assertMatchesApiContract } from "../helpers/api-contract";
 import { launchBrowser, recordPageErrors, recordResponses, saveArtifact, type RecordedBody } from "./browser";
 import { createDevServerControl } from "./dev-server-control";
 import { ARTIFACTS_DIR, startProductServer, type ProductServer } from "./server";
@@ -209,12 +211,125 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     expect(await page.$eval("h1", (heading) => heading.textContent)).toBe("Authorize application");
     await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
     expect(new URL(page.url()).pathname).toBe(projectPath);
+    const toast = await page.waitForSelector('[data-testid="toast"][data-tone="success"]');
+    expect(await toast!.evaluate((element) => element.textContent)).toContain("connected");
     await page.waitForSelector(CONNECTED);
     timings.oauthConnectMs = Date.now() - started;
     // The emulator's consent page grants its built-in team, which still holds the managed project
     // (disconnect kept it): provisioning adopts it by its deterministic name instead of creating another.
     expect(await textOf('[data-testid="deployment-url"]')).toBe(firstDeploymentUrl);
     await saveArtifact(page, "08-connected-own-account");
+  });
+
+  it("says whose account holds the backend, and shows a refused action as a toast", async () => {
+    await page.waitForSelector('[data-testid="backend-account"][data-account="own"]');
+    // Deleting a backend project on the user's own account is refused; the reason shows as a toast.
+    await page.click("#backend ::-p-text(Disconnect…)");
+    await page.click("#backend .confirm input[type=checkbox]");
+    await page.click("#backend button.danger");
+    const toast = await page.waitForSelector('[data-testid="toast"][data-tone="error"]');
+    expect(await toast!.evaluate((element) => element.textContent)).toContain("user's own backend account");
+    await saveArtifact(page, "09-failure-toast");
+    await page.click('[data-testid="toast"] button[aria-label="Close"]');
+
+    // Disconnected without deleting, then enabled again: managed by the service, same backend project.
+    await page.click("#backend .confirm input[type=checkbox]");
+    await page.click("#backend button.danger");
+    await page.waitForSelector('#backend[data-backend-state="none"]');
+    await page.click("#backend ::-p-text(Enable cloud backend)");
+    await page.waitForSelector(`${CONNECTED} [data-testid="backend-account"][data-account="managed"]`);
+  });
+
+  it("finds errors by search, and keeps their resolved state across a reload", async () => {
+    await page.waitForSelector('#errors .error[data-resolved="true"]');
+    await page.type('#errors input[type="search"]', "cannot reach");
+    expect(await page.$$eval("#errors .error", (items) => items.length)).toBe(1);
+    await page.type('#errors input[type="search"]', " nothing like this");
+    await page.waitForSelector('[data-testid="no-matching-errors"]');
+    await saveArtifact(page, "10-error-search");
+  });
+
+  it("shows when the screenshots were taken, also after a reload", async () => {
+    await page.reload();
+    const takenAt = await page.$eval('[data-testid="screenshots-taken-at"]', (element) => element.getAttribute("datetime"));
+    expect(Date.parse(takenAt!)).toBeGreaterThan(Date.parse("2020-01-01"));
+    expect(await textOf('[data-testid="screenshots-taken-at"]')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+  });
+
+  it("opens a readable deployment page that lists and sets environment variables with masked values", async () => {
+    await Promise.all([page.waitForNavigation(), page.click('[data-testid="deployment-dashboard"]')]);
+    expect(new URL(page.url()).pathname).toBe(`${projectPath}/deployment`);
+    expect(await textOf('[data-testid="deployment-name"]')).not.toBe("");
+    await page.waitForSelector('[data-testid="backend-account"][data-account="managed"]');
+    await page.type("input[aria-label='Variable name']", "FEATURE_FLAG");
+    await page.type("input[aria-label='Variable value']", "e2e-value-never-shown");
+    await page.click("form[aria-label='Set a variable'] button[type=submit]");
+    await page.waitForSelector('[data-testid="env-variable"][data-name="FEATURE_FLAG"]');
+    expect(await page.content()).not.toContain("e2e-value-never-shown");
+    await saveArtifact(page, "11-deployment-env");
+    await page.reload();
+    await page.waitForSelector('[data-testid="env-variable"][data-name="FEATURE_FLAG"]');
+  });
+
+  it("serves the API contract as OpenAPI JSON and as a readable page without scripts", async () => {
+    const document = await (await fetch(`${server.baseUrl}/api/openapi.json`)).json();
+    expect(document.openapi).toBe("3.1.0");
+    expect(Object.keys(document.paths)).toContain("/api/projects/{id}/system-prompt");
+    const docs = await browser.newPage();
+    await docs.setJavaScriptEnabled(false);
+    await docs.goto(`${server.baseUrl}/api/docs`);
+    expect(await docs.$eval("h1", (heading) => heading.textContent)).toBe(document.info.title);
+    expect(await docs.$$eval("section.operation h3 code", (paths) => paths.map((code) => code.textContent))).toContain("/api/projects/{id}/env");
+    await saveArtifact(docs, "12-api-docs");
+    await docs.close();
+  });
+
+  it("has a favicon", async () => {
+    const href = await page.$eval("link[rel=icon]", (link) => link.getAttribute("href"));
+    const icon = await fetch(new URL(href!, server.baseUrl));
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+  });
+
+  it("renames the project", async () => {
+    await page.goto(server.baseUrl + projectPath);
+    await page.click("#rename-project", { count: 3 });
+    await page.keyboard.press("Backspace");
+    await page.type("#rename-project", "Renamed browser app");
+    await page.click("form[aria-label='Rename project'] button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Renamed browser app");
+    await page.waitForSelector('[data-testid="toast"][data-tone="success"]');
+    await page.reload();
+    expect(await textOf("h1")).toBe("Renamed browser app");
+  });
+
+  it("deletes the project after a confirmation, with its blobs and its managed backend project", async () => {
+    await thumbnailLoaded("logo.png");
+    const blobUrls = [
+      await page.$eval('.asset[data-filename="logo.png"] img', (image) => (image as HTMLImageElement).src),
+      await page.$eval('[data-testid="screenshot-mobile"]', (image) => (image as HTMLImageElement).src),
+      await page.$eval('[data-testid="screenshot-desktop"]', (image) => (image as HTMLImageElement).src),
+    ];
+    for (const url of blobUrls) expect((await fetch(url)).status).toBe(200);
+    const slugs = await page.$$eval("#backend .facts code", (codes) => codes.map((code) => code.textContent ?? ""));
+    const [teamSlug, projectSlug] = slugs.find((text) => text.includes("/"))!.split("/");
+    const identity = getEmulatorIdentity({ DATA_DIR: server.dataDir, SECRETS_KEY: undefined });
+    const lookUp = () =>
+      findBackendProjectBySlug({ bearerToken: identity.teamToken, team: teamSlug, projectSlug }, { provisionHost: server.baseUrl + EMULATOR_MOUNT_PATH });
+    expect(await lookUp()).not.toBeNull();
+
+    await page.click("#settings ::-p-text(Delete project…)");
+    await page.waitForSelector('[data-testid="delete-confirmation"]');
+    await saveArtifact(page, "13-delete-confirmation");
+    await page.click('[data-testid="delete-confirmation"] button.danger');
+    await page.waitForFunction(() => location.pathname === "/projects" && document.querySelector("main .project-list, main p.muted"));
+    expect(await textOf("main")).not.toContain("Renamed browser app");
+    await page.waitForSelector('[data-testid="toast"][data-tone="success"]');
+    await saveArtifact(page, "14-project-deleted");
+
+    for (const url of blobUrls) expect((await fetch(url)).status).toBe(404);
+    expect(await lookUp()).toBeNull();
+    expect((await page.goto(server.baseUrl + projectPath))?.status()).toBe(404);
   });
 
   it("never sent an admin key or any other server secret to the browser", async () => {
@@ -231,6 +346,15 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
       for (const secret of secrets) {
         expect(response.body.includes(secret), `a secret (${secret.slice(0, 8)}…) in ${response.url}`).toBe(false);
       }
+    }
+  });
+
+  it("received only /api answers that match the OpenAPI document", async () => {
+    const answers = responses.filter((response) => new URL(response.url).pathname.startsWith("/api/"));
+    expect(answers.length).toBeGreaterThan(10);
+    for (const answer of answers) {
+      const response = new Response(new Uint8Array(answer.body), { status: answer.status, headers: { "content-type": answer.contentType } });
+      await assertMatchesApiContract(new Request(answer.url, { method: answer.method }), response);
     }
   });
 

@@ -50,7 +50,7 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<boo
 const previewAnswers = (previewUrl: string) =>
   fetch(previewUrl, { signal: AbortSignal.timeout(5_000) }).then((response) => response.status === 200, () => false);
 const backendDevServerRuns = async (base: ProductServer) =>
-  (await api<{ devServer: string }>(base, "GET", `/api/backend/status?projectId=${projectId}`)).body.devServer === "running";
+  (await api<{ backendDevServer: string }>(base, "GET", `/api/backend/status?projectId=${projectId}`)).body.backendDevServer === "running";
 
 beforeAll(async () => {
   server = await startProductServer({ timeoutMs: START_TIMEOUT_MS });

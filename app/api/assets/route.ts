@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { listedAsset, projectIdQuery } from "@/lib/api-contract/schemas";
 import { readAssetManifest } from "@/lib/assets";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { methodNotAllowed, parseQuery, route } from "@/lib/http";
@@ -6,10 +7,8 @@ import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 
-const query = z.object({ projectId: z.string().min(1) });
-
-/** What the dashboard needs of a manifest entry; `localPath` stays inside the sandbox. */
-const listedEntry = z.object({ blobUrl: z.string(), contentType: z.string(), size: z.number() });
+/** What the dashboard needs of a manifest entry (not strict: `localPath` stays inside the sandbox). */
+const listedEntry = z.object(listedAsset.shape).omit({ filename: true });
 
 /**
  * GET /api/assets?projectId= → `{ assets: [{ filename, blobUrl, contentType, size }] }` from the
@@ -18,7 +17,7 @@ const listedEntry = z.object({ blobUrl: z.string(), contentType: z.string(), siz
  */
 export const GET = route(async (request) => {
   const user = await requireUser(request);
-  const { projectId } = parseQuery(request, query);
+  const { projectId } = parseQuery(request, projectIdQuery);
   const project = await requireOwnedProject(user, projectId);
   const manifest = await readAssetManifest(await openProjectSandbox(project));
   const assets = Object.entries(manifest.assets).flatMap(([filename, entry]) => {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { createProjectBody } from "@/lib/api-contract/schemas";
 import { requireUser } from "@/lib/auth";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 import { createProject, toProjectResponse } from "@/lib/projects";
@@ -6,8 +6,6 @@ import { getStore } from "@/lib/store";
 import { listProjects } from "@/lib/store/projects";
 
 export const dynamic = "force-dynamic";
-
-const createProjectBody = z.object({ name: z.string().trim().min(1).max(100) });
 
 export const GET = route(async (request) => {
   const user = await requireUser(request);

@@ -6,6 +6,7 @@ import { log } from "@/lib/log";
 import { ERROR_EVENT, errorChannel } from "@/lib/realtime";
 import { screenshotPathname } from "@/lib/screenshots";
 import type { SqlExecutor } from "@/lib/store";
+import { getCredentials } from "@/lib/store/credentials";
 import { getRunningOperation, type OperationKind } from "@/lib/store/operations";
 import type { BackendProjectState, Project } from "@/lib/store/projects";
 
@@ -19,14 +20,17 @@ export interface BackendSnapshot {
   backendProject: BackendProjectState | null;
   /** The running provisioning run: its kind and the steps it finished so far; null when none runs. */
   progress: { kind: OperationKind; finished: ProgressStep[] } | null;
+  /** Whose account holds the backend project: this service's team, or the user's own (OAuth); null when none. */
+  account: "managed" | "own" | null;
 }
 
 /** The project's backend state plus the progress of a running enable/connect, from the journal. */
 export async function readBackendSnapshot(db: SqlExecutor, project: Project): Promise<BackendSnapshot> {
-  const running = await getRunningOperation<ProvisioningSteps>(db, project.id);
+  const [running, credentials] = await Promise.all([getRunningOperation<ProvisioningSteps>(db, project.id), getCredentials(db, project.id)]);
   return {
     backendProject: project.backendProject,
     progress: running ? { kind: running.kind, finished: STEP_ORDER.filter((step) => Boolean(running.steps[step])) } : null,
+    account: credentials ? (credentials.mode === "managed" ? "managed" : "own") : null,
   };
 }
 
@@ -56,8 +60,8 @@ export function realtimeClientSettings(config: Config, projectId: string): Realt
 }
 
 /**
- * Base of deployment dashboard links (`<host>/d/<deploymentName>`); null for the local emulator,
- * which has no deployment dashboard.
+ * Base of hosted deployment dashboard links (`<host>/d/<deploymentName>`); null for the local
+ * emulator, which has none: its link opens this dashboard's readable page of the deployment.
  */
 export function deploymentDashboardBase(settings: BackendSettings): string | null {
   return settings.provider === "hosted" ? `${settings.dashboardHost}/d/` : null;
@@ -66,6 +70,8 @@ export function deploymentDashboardBase(settings: BackendSettings): string | nul
 export interface StoredScreenshots {
   mobileUrl: string;
   desktopUrl: string;
+  /** ISO 8601: when the older of the two was stored. */
+  takenAt: string;
 }
 
 /**
@@ -81,7 +87,8 @@ export async function findScreenshots(projectId: string): Promise<StoredScreensh
     ]);
     if (!mobile || !desktop) return null;
     const versioned = (blob: { url: string; uploadedAt: Date }) => `${blob.url}?v=${blob.uploadedAt.getTime()}`;
-    return { mobileUrl: versioned(mobile), desktopUrl: versioned(desktop) };
+    const takenAt = new Date(Math.min(mobile.uploadedAt.getTime(), desktop.uploadedAt.getTime())).toISOString();
+    return { mobileUrl: versioned(mobile), desktopUrl: versioned(desktop), takenAt };
   } catch (error) {
     log.warn("could not read the project's screenshots", { projectId, error });
     return null;

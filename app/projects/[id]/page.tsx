@@ -2,7 +2,9 @@ import Link from "next/link";
 import { AssetsPanel } from "@/app/_components/assets-panel";
 import { BackendCard } from "@/app/_components/backend-card";
 import { ErrorPanel } from "@/app/_components/error-panel";
+import { ProjectSettings } from "@/app/_components/project-settings";
 import { ScreenshotsPanel } from "@/app/_components/screenshots-panel";
+import { ToastOnOpen } from "@/app/_components/toast";
 import { ToolchainStep } from "@/app/_components/toolchain-step";
 import { getBackendSettings } from "@/lib/cloud/backend-settings";
 import { getConfig } from "@/lib/config";
@@ -26,8 +28,9 @@ export default async function ProjectPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const { project } = await requireSessionProject((await params).id);
-  // The OAuth callback comes back here with `backend_error_message` when connecting failed.
-  const { backend_error_message: oauthError } = await searchParams;
+  // The OAuth callback comes back here with `backend=connected`, or `backend_error_message` when connecting failed.
+  const { backend: oauthOutcome, backend_error_message: oauthError } = await searchParams;
+  const oauthFailure = typeof oauthError === "string" ? `Connecting your account did not work: ${oauthError}` : null;
   const config = getConfig();
   const settings = getBackendSettings(config);
   const [snapshot, screenshots, toolchain] = await Promise.all([
@@ -56,12 +59,15 @@ export default async function ProjectPage({
           initial={snapshot}
           oauthAvailable={Boolean(settings.oauthClientId && settings.oauthClientSecret)}
           dashboardBase={deploymentDashboardBase(settings)}
-          notice={typeof oauthError === "string" ? `Connecting your account did not work: ${oauthError}` : null}
+          notice={oauthFailure}
         />
         <ErrorPanel realtime={realtimeClientSettings(config, project.id)} />
         <AssetsPanel projectId={project.id} />
         <ScreenshotsPanel projectId={project.id} previewUrl={project.previewUrl} initial={screenshots} />
+        <ProjectSettings projectId={project.id} initialName={project.name} />
       </div>
+      <ToastOnOpen message={oauthFailure} tone="error" />
+      <ToastOnOpen message={oauthOutcome === "connected" ? "Your backend account is connected." : null} tone="success" />
     </main>
   );
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { deleteAssetBody } from "@/lib/api-contract/schemas";
 import { deleteAssetOfProject } from "@/lib/assets";
 import { requireUser } from "@/lib/auth";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
@@ -7,12 +7,10 @@ import { openProjectSandbox } from "@/lib/workspace";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-const deleteBody = z.object({ projectId: z.string().min(1), filename: z.string().min(1).max(1024) });
-
 /** `{ projectId, filename }` → `{ success: true }`; an unknown asset is a 404. */
 export const DELETE = route(async (request) => {
   const user = await requireUser(request);
-  const { projectId, filename } = await parseJsonBody(request, deleteBody);
+  const { projectId, filename } = await parseJsonBody(request, deleteAssetBody);
   await deleteAssetOfProject(user, projectId, filename, openProjectSandbox);
   return Response.json({ success: true });
 });

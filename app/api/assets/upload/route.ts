@@ -7,7 +7,7 @@ export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /**
- * Multipart `file` + `projectId` → `{ url, pathname, filename, contentType, size }`; owner only.
+ * Multipart `file` + `projectId` → `{ blobUrl, pathname, filename, contentType, size }`; owner only.
  * `npm start` answers this path on the custom server's fast path (lib/fast-paths), with the same lib call.
  */
 export const POST = route(async (request) => {

@@ -1,16 +1,14 @@
-import { z } from "zod";
+import { projectIdQuery } from "@/lib/api-contract/schemas";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { backendStatusOf } from "@/lib/cloud/backend-status";
 import { methodNotAllowed, parseQuery, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
-const query = z.object({ projectId: z.string().min(1) });
-
-/** `{ backendProject, devServer, missingSandboxWiring }` of a project the caller owns. */
+/** `{ backendProject, backendDevServer, missingSandboxWiring }` of a project the caller owns. */
 export const GET = route(async (request) => {
   const user = await requireUser(request);
-  const { projectId } = parseQuery(request, query);
+  const { projectId } = parseQuery(request, projectIdQuery);
   const project = await requireOwnedProject(user, projectId);
   return Response.json(await backendStatusOf(project));
 });

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { projectIdBody } from "@/lib/api-contract/schemas";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { enableCloudBackend, requireManagedSettings } from "@/lib/cloud/enable";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
@@ -6,11 +6,9 @@ import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 
-const enableBody = z.object({ projectId: z.string().min(1) });
-
 export const POST = route(async (request) => {
   const user = await requireUser(request);
-  const { projectId } = await parseJsonBody(request, enableBody);
+  const { projectId } = await parseJsonBody(request, projectIdBody);
   requireManagedSettings();
   const project = await requireOwnedProject(user, projectId);
   const state = await enableCloudBackend(project, openProjectSandbox);

@@ -1,16 +1,14 @@
-import { z } from "zod";
+import { projectIdBody } from "@/lib/api-contract/schemas";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { connectManagedBackend, requireManagedSettings } from "@/lib/cloud/enable";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
-const connectBody = z.object({ projectId: z.string().min(1) });
-
 /** POST /api/backend/managed/connect: provisions a managed backend without touching the sandbox. */
 export const POST = route(async (request) => {
   const user = await requireUser(request);
-  const { projectId } = await parseJsonBody(request, connectBody);
+  const { projectId } = await parseJsonBody(request, projectIdBody);
   requireManagedSettings();
   const project = await requireOwnedProject(user, projectId);
   const state = await connectManagedBackend(project);

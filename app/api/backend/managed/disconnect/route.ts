@@ -1,11 +1,9 @@
-import { z } from "zod";
+import { disconnectBody } from "@/lib/api-contract/schemas";
 import { requireOwnedProject, requireUser } from "@/lib/auth";
 import { disconnectBackend } from "@/lib/cloud/disconnect";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
-
-const disconnectBody = z.object({ projectId: z.string().min(1), deleteBackendProject: z.boolean().optional() });
 
 /** POST /api/backend/managed/disconnect: stops the backend dev server, removes credentials, clears the state. */
 export const POST = route(async (request) => {

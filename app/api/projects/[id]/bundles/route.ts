@@ -1,17 +1,11 @@
-import { z } from "zod";
+import { bundleBody } from "@/lib/api-contract/schemas";
 import { requireProjectOwner } from "@/lib/auth";
-import { commitShaSchema } from "@/lib/bundles/commit";
 import { buildProjectBundle } from "@/lib/bundles/project-build";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
-
-const bundleBody = z.object({
-  commitSha: commitShaSchema.optional(),
-  commitMessage: z.string().max(10_000).optional(),
-});
 
 /**
  * POST /api/projects/<id>/bundles (owner only): exports the app in the project's sandbox and

@@ -1,11 +1,9 @@
-import { z } from "zod";
+import { assetReconcileBody } from "@/lib/api-contract/schemas";
 import { reconcileAssetsOfProject } from "@/lib/assets";
 import { requireProjectOwner } from "@/lib/auth";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
-
-const reconcileBody = z.object({ dryRun: z.boolean().default(false) });
 
 /**
  * POST /api/projects/<id>/assets/reconcile (owner only): deletes the project's orphan asset blobs,
@@ -14,7 +12,7 @@ const reconcileBody = z.object({ dryRun: z.boolean().default(false) });
  */
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  const { dryRun } = await parseJsonBody(request, reconcileBody);
+  const { dryRun } = await parseJsonBody(request, assetReconcileBody);
   return Response.json(await reconcileAssetsOfProject(project, { dryRun }));
 });
 

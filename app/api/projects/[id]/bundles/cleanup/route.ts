@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { bundleCleanupBody } from "@/lib/api-contract/schemas";
 import { requireProjectOwner } from "@/lib/auth";
 import { getBlobStore } from "@/lib/blob";
 import { cleanupBundles } from "@/lib/bundles/cleanup";
@@ -7,12 +7,6 @@ import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
-const cleanupBody = z.object({
-  keep: z.number().int().min(0).optional(),
-  maxAgeDays: z.number().int().min(0).optional(),
-  dryRun: z.boolean().optional(),
-});
-
 /**
  * POST /api/projects/<id>/bundles/cleanup (owner only): deletes the project's old bundle commits
  * (spec 8 defaults: keep 5, delete older than 30 days) → the cleanup summary. `npm run cleanup`
@@ -20,7 +14,7 @@ const cleanupBody = z.object({
  */
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  const options = await parseJsonBody(request, cleanupBody);
+  const options = await parseJsonBody(request, bundleCleanupBody);
   return Response.json(await cleanupBundles(getBlobStore(), [project.id], options));
 });
 

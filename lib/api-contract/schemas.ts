@@ -1,0 +1,213 @@
+import { z } from "zod";
+import { commitShaSchema } from "@/lib/bundles/commit";
+
+/**
+ * The zod schemas of our /api: the routes parse their input with the request schemas, and the
+ * OpenAPI document (./document.ts) is generated from both kinds. Response objects are strict, so
+ * a field a route adds without adding it here fails every route test (tests/helpers/api-contract.ts).
+ * One thing has one name everywhere: an asset's address is `blobUrl`, the backend dev server's
+ * state is `backendDevServer: "running" | "stopped"`.
+ */
+
+// ---- shared pieces
+
+export const errorBody = z
+  .strictObject({ error: z.strictObject({ code: z.string(), message: z.string() }) })
+  .meta({ id: "ErrorBody", description: "Every error: a stable `code` and a sentence for the user." });
+
+export const successBody = z.strictObject({ success: z.literal(true) }).meta({ id: "Success" });
+
+const isoTime = z.string().meta({ description: "ISO 8601", format: "date-time" });
+
+export const projectIdQuery = z.object({ projectId: z.string().min(1) });
+export const projectIdBody = z.object({ projectId: z.string().min(1) });
+export const projectIdParams = z.object({ id: z.string() });
+
+export const backendDevServerState = z.enum(["running", "stopped"]).meta({ id: "BackendDevServerState" });
+
+// ---- projects
+
+/** Spec 2.1: the `backendProject` of a project; null means "not connected". */
+export const backendProjectState = z
+  .discriminatedUnion("kind", [
+    z.strictObject({ kind: z.literal("connecting") }),
+    z.strictObject({
+      kind: z.literal("connected"),
+      projectSlug: z.string(),
+      teamSlug: z.string(),
+      deploymentUrl: z.string(),
+      deploymentName: z.string(),
+      warningMessage: z.string().optional(),
+    }),
+    z.strictObject({ kind: z.literal("failed"), errorMessage: z.string() }),
+  ])
+  .nullable()
+  .meta({ id: "BackendProjectState", description: "null: not connected." });
+
+export const projectResponse = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    sandboxId: z.string().nullable(),
+    previewUrl: z.string().nullable(),
+    backendProject: backendProjectState,
+    createdAt: isoTime,
+    updatedAt: isoTime,
+  })
+  .meta({ id: "Project" });
+
+export const projectName = z.string().trim().min(1).max(100);
+export const createProjectBody = z.object({ name: projectName });
+export const renameProjectBody = createProjectBody;
+export const projectListResponse = z.strictObject({ projects: z.array(projectResponse) });
+
+export const sandboxRestartResponse = z.strictObject({
+  success: z.literal(true),
+  previewUrl: z.string(),
+  backendDevServer: backendDevServerState,
+});
+
+export const systemPromptResponse = z
+  .strictObject({
+    systemPrompt: z.string(),
+    backendConnected: z.boolean().meta({ description: "Spec 1.6: the backend guidelines are included exactly when true." }),
+    version: z.string().meta({ description: "Changes exactly when the prompt text changes." }),
+  })
+  .meta({ id: "SystemPrompt" });
+
+// ---- assets, images, screenshots
+
+export const assetUploadResponse = z
+  .strictObject({
+    blobUrl: z.string().meta({ description: "Versioned (`?v=<content digest>`): the manifest's `blobUrl`." }),
+    pathname: z.string(),
+    filename: z.string(),
+    contentType: z.string(),
+    size: z.number(),
+  })
+  .meta({ id: "AssetUpload" });
+
+export const listedAsset = z
+  .strictObject({ filename: z.string(), blobUrl: z.string(), contentType: z.string(), size: z.number() })
+  .meta({ id: "Asset" });
+export const assetListResponse = z.strictObject({ assets: z.array(listedAsset) });
+
+export const deleteAssetBody = z.object({ projectId: z.string().min(1), filename: z.string().min(1).max(1024) });
+
+export const assetReconcileBody = z.object({ dryRun: z.boolean().default(false) });
+export const assetReconcileResponse = z.strictObject({
+  projectId: z.string(),
+  dryRun: z.boolean(),
+  sandbox: z.enum(["read", "none"]),
+  orphanBlobs: z.array(z.string()),
+  recorded: z.array(z.string()),
+  missingBlobs: z.array(z.string()),
+});
+
+export const chatImageResponse = z.strictObject({ url: z.string(), pathname: z.string(), contentType: z.string() }).meta({ id: "ChatImage" });
+
+export const screenshotsResponse = z.strictObject({ mobileUrl: z.string(), desktopUrl: z.string() });
+
+const multipartUpload = (fields: Record<string, z.ZodType>) => z.object({ file: z.string().meta({ format: "binary" }), ...fields });
+export const assetUploadForm = multipartUpload({ projectId: z.string() });
+export const chatImageForm = multipartUpload({});
+
+// ---- bundles (issue 17 owns these routes; their schemas live here so the document lists them)
+
+export const bundleBody = z.object({ commitSha: commitShaSchema.optional(), commitMessage: z.string().max(10_000).optional() });
+export const bundleResponse = z.strictObject({ success: z.literal(true), manifestUrl: z.string(), bundleUrl: z.string(), commitSha: z.string() });
+export const bundleFailureBody = z.strictObject({
+  success: z.literal(false),
+  commitSha: z.string(),
+  error: z.strictObject({ code: z.string(), message: z.string() }),
+});
+
+export const bundleCleanupBody = z.object({
+  keep: z.number().int().min(0).optional(),
+  maxAgeDays: z.number().int().min(0).optional(),
+  dryRun: z.boolean().optional(),
+});
+export const bundleCleanupResponse = z.strictObject({
+  projects: z.number(),
+  commitsKept: z.number(),
+  commitsDeleted: z.number(),
+  blobsDeleted: z.number(),
+  bytesDeleted: z.number(),
+});
+
+// ---- backend
+
+const sandboxWiringStep = z.enum(["backend_files", "layout_wrapper", "backend_package", "backend_url"]);
+
+export const enableResponse = z.strictObject({
+  success: z.literal(true),
+  deploymentUrl: z.string(),
+  completedSandboxSteps: z.array(sandboxWiringStep).optional(),
+  warningMessage: z.string().optional(),
+});
+
+export const managedConnectResponse = z.strictObject({
+  success: z.literal(true),
+  deploymentUrl: z.string(),
+  deploymentName: z.string(),
+  projectSlug: z.string(),
+  teamSlug: z.string(),
+});
+
+export const disconnectBody = z.object({ projectId: z.string().min(1), deleteBackendProject: z.boolean().optional() });
+
+export const backendDevStartResponse = z.strictObject({ success: z.boolean() });
+
+export const backendStatusResponse = z
+  .strictObject({
+    backendProject: backendProjectState,
+    backendDevServer: backendDevServerState,
+    missingSandboxWiring: z.array(sandboxWiringStep),
+  })
+  .meta({ id: "BackendStatus" });
+
+export const envVariablesResponse = z
+  .strictObject({ variables: z.array(z.strictObject({ name: z.string(), valueLength: z.number().int() })) })
+  .meta({ id: "EnvVariables", description: "The deployment's variables; values never leave the server." });
+export const setEnvVariablesBody = z.object({
+  values: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,39}$/, "must be a variable name (letters, digits, _; at most 40)"), z.string().min(1).max(8192))
+    .refine((values) => Object.keys(values).length > 0, "values must set at least one variable"),
+});
+
+// ---- errors, realtime, service
+
+export const errorNotification = z
+  .strictObject({
+    id: z.string(),
+    message: z.string(),
+    timestamp: isoTime,
+    projectId: z.string(),
+    type: z.enum(["backend-error", "runtime-error", "build-error", "resolved"]),
+    source: z.enum(["backend-dev", "app-dev", "cloud-enable"]),
+  })
+  .meta({ id: "ErrorNotification" });
+export const errorHistoryResponse = z.strictObject({ notifications: z.array(errorNotification) });
+
+export const channelAuthorizationForm = z.object({ socket_id: z.string(), channel_name: z.string() });
+export const channelAuthorizationResponse = z.strictObject({ auth: z.string() });
+
+export const toolchainResponse = z
+  .discriminatedUnion("state", [
+    z.strictObject({ state: z.literal("idle") }),
+    z.strictObject({ state: z.literal("preparing"), since: isoTime, packages: z.number() }),
+    z.strictObject({ state: z.literal("ready") }),
+    z.strictObject({ state: z.literal("failed"), message: z.string() }),
+  ])
+  .meta({ id: "ToolchainState" });
+
+export const healthResponse = z.strictObject({
+  ok: z.literal(true),
+  store: z.string(),
+  blob: z.string(),
+  sandbox: z.string(),
+  realtime: z.string(),
+  backendProvider: z.string(),
+});
+
+export const openApiDocumentResponse = z.looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string() }), paths: z.record(z.string(), z.unknown()) });
