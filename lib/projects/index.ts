@@ -2,6 +2,7 @@ import { log } from "@/lib/log";
 import { startAppDevServer } from "@/lib/dev-servers";
 import { APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
+import { pointAppAtUpdates } from "@/lib/updates/app-url";
 import { claimProjectSandbox, deleteProject, getProject, insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 
 /** A new sandbox seeded from `templates/app` with its app dev server running; killed again on failure. */
@@ -19,11 +20,18 @@ async function createRunningSandbox(): Promise<{ sandbox: Sandbox; previewUrl: s
   }
 }
 
+/** Gives a new sandbox's app the project's update URL; a failure leaves the app without one, logged. */
+async function pointNewAppAtUpdates(sandbox: Sandbox, projectId: string): Promise<void> {
+  await pointAppAtUpdates(sandbox, projectId).catch((error: unknown) => {
+    log.warn("update URL was not written to app.json", { projectId, sandboxId: sandbox.sandboxId, error });
+  });
+}
+
 /**
  * Creates a project owned by `ownerId`: by default a sandbox seeded from `templates/app` (a git
- * repository with one commit) with its app dev server running, then the project row recording
- * the sandbox and preview URL. Nothing is left half-made: on any failure the sandbox is killed
- * and the row (if already written) deleted. With `sandbox: false` the sandbox is created on
+ * repository whose app.json points expo-updates at the project) with its app dev server
+ * running, then the project row recording the sandbox and preview URL. Nothing is left
+ * half-made: on any failure the sandbox is killed and the row (if already written) deleted. With `sandbox: false` the sandbox is created on
  * first use instead (see {@link ensureProjectSandbox}).
  */
 export async function createProject(
@@ -38,6 +46,7 @@ export async function createProject(
   try {
     const project = await insertProject(db, { ownerId, name });
     projectId = project.id;
+    await pointNewAppAtUpdates(sandbox, project.id);
     await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl });
     // Read back rather than patch the insert's row: the update moved `updatedAt`.
     const stored = await getProject(db, project.id);
@@ -70,7 +79,10 @@ export async function ensureProjectSandbox(db: SqlExecutor, project: Project): P
   const provider = getSandboxProvider();
   if (project.sandboxId) return provider.connect(project.sandboxId);
   const { sandbox, previewUrl } = await createRunningSandbox();
-  if (await claimProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl })) return sandbox;
+  if (await claimProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl })) {
+    await pointNewAppAtUpdates(sandbox, project.id);
+    return sandbox;
+  }
   await provider.kill(sandbox.sandboxId);
   const winner = await getProject(db, project.id);
   if (!winner?.sandboxId) throw new Error(`Project ${project.id} was deleted while its sandbox was being created.`);

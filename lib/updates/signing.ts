@@ -1,0 +1,74 @@
+import crypto from "node:crypto";
+import { promisify } from "node:util";
+import {
+  convertCertificateToCertificatePEM,
+  convertKeyPairPEMToKeyPair,
+  generateSelfSignedCodeSigningCertificate,
+} from "@expo/code-signing-certificates";
+import { serializeDictionary } from "structured-headers";
+import { getSecretBox, type SecretBox } from "@/lib/secrets";
+import type { SqlExecutor } from "@/lib/store";
+import { getSigningKey, insertSigningKey } from "@/lib/store/updates";
+
+/** The only algorithm of Expo Updates code signing (`codeSigningMetadata.alg`). */
+export const SIGNING_ALGORITHM = "rsa-v1_5-sha256";
+/** `codeSigningMetadata.keyid`: Expo's default, so app.json needs only the certificate. */
+export const SIGNING_KEY_ID = "main";
+const CERTIFICATE_YEARS = 10;
+
+const generateKeyPair = promisify(crypto.generateKeyPair);
+// The ciphertext only opens for the project it was made for.
+const privateKeyContext = (projectId: string) => `update_signing_keys.private_key:${projectId}`;
+
+/** A project's key, ready to sign; never send `privateKeyPem` anywhere. */
+export interface SigningKey {
+  keyId: string;
+  privateKeyPem: string;
+  certificatePem: string;
+}
+
+/**
+ * The project's code signing certificate (PEM), creating its key on first call: an RSA-2048 key
+ * (node:crypto) and a self-signed code signing certificate made by Expo's own library, which
+ * gives it the extensions expo-updates checks. The private key is stored encrypted.
+ */
+export async function ensureSigningCertificate(db: SqlExecutor, projectId: string, box: SecretBox = getSecretBox()): Promise<string> {
+  const existing = await getSigningKey(db, projectId);
+  if (existing) return existing.certificate;
+  const { privateKey, publicKey } = await generateKeyPair("rsa", {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
+  const now = new Date();
+  const certificate = generateSelfSignedCodeSigningCertificate({
+    keyPair: convertKeyPairPEMToKeyPair({ privateKeyPEM: privateKey, publicKeyPEM: publicKey }),
+    validityNotBefore: now,
+    validityNotAfter: new Date(Date.UTC(now.getUTCFullYear() + CERTIFICATE_YEARS, now.getUTCMonth(), now.getUTCDate())),
+    commonName: `Updates of project ${projectId}`,
+  });
+  // A concurrent first call may have stored its key first; both answer the stored one.
+  const stored = await insertSigningKey(db, projectId, {
+    keyId: SIGNING_KEY_ID,
+    encryptedPrivateKey: box.encrypt(privateKey, privateKeyContext(projectId)),
+    certificate: convertCertificateToCertificatePEM(certificate),
+  });
+  return stored.certificate;
+}
+
+/** The project's decrypted signing key, or null when it has none. */
+export async function loadSigningKey(db: SqlExecutor, projectId: string, box: SecretBox = getSecretBox()): Promise<SigningKey | null> {
+  const stored = await getSigningKey(db, projectId);
+  if (!stored) return null;
+  return {
+    keyId: stored.keyId,
+    privateKeyPem: box.decrypt(stored.encryptedPrivateKey, privateKeyContext(projectId)),
+    certificatePem: stored.certificate,
+  };
+}
+
+/** The `expo-signature` value of a part: `sig="<base64>", keyid="…", alg="rsa-v1_5-sha256"` (SFV dictionary). */
+export function signPart(body: string, key: SigningKey): string {
+  const sig = crypto.sign("sha256", Buffer.from(body, "utf8"), key.privateKeyPem).toString("base64");
+  return serializeDictionary({ sig, keyid: key.keyId, alg: SIGNING_ALGORITHM });
+}
