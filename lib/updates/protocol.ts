@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
 import { parseDictionary } from "structured-headers";
-import { BadRequestError, ConflictError } from "@/lib/errors";
+import { BadRequestError, ConflictError, NotFoundError } from "@/lib/errors";
 import type { SqlExecutor } from "@/lib/store";
+import { getProject } from "@/lib/store/projects";
 import { getServedUpdate } from "@/lib/store/updates";
 import { loadSigningKey, signPart, type SigningKey } from "./signing";
 
@@ -105,6 +106,7 @@ const directive = (type: "noUpdateAvailable" | "rollBackToEmbedded", parameters?
  * update. Parts are signed when the app expects a signature (409 if the project has no key).
  */
 export async function answerUpdateRequest(db: SqlExecutor, projectId: string, request: UpdateRequest): Promise<Response> {
+  if (!(await getProject(db, projectId))) throw new NotFoundError("Project not found.", "project_not_found");
   const key = request.expectSignature ? await loadSigningKey(db, projectId) : null;
   if (request.expectSignature && !key) {
     throw new ConflictError(

@@ -24,8 +24,16 @@ export async function publishBundle(db: Sql, bundle: BundleUpdate): Promise<void
   });
 }
 
+/** What a project's update URL should serve: a commit's bundle, or the embedded update of a runtime version. */
+export type ReleaseTarget = { commitSha: string } | { embedded: true; runtimeVersion: string };
+
+/** Promotes a bundle, rolls back to an earlier one, or rolls back to the embedded update. */
+export function release(db: Sql, projectId: string, target: ReleaseTarget): Promise<LiveRelease> {
+  return "commitSha" in target ? releaseCommit(db, projectId, target.commitSha) : rollBackToEmbedded(db, projectId, target.runtimeVersion);
+}
+
 /** Serves an uploaded commit again (promote, or roll back to an earlier bundle). */
-export async function releaseCommit(db: Sql, projectId: string, commitSha: string): Promise<LiveRelease> {
+async function releaseCommit(db: Sql, projectId: string, commitSha: string): Promise<LiveRelease> {
   const bundle = await getBundleUpdate(db, projectId, BUNDLE_PLATFORM, commitSha);
   if (!bundle) throw new NotFoundError(`The project has no bundle of commit ${commitSha}.`, "bundle_not_found");
   await insertRelease(db, { projectId, platform: bundle.platform, runtimeVersion: bundle.runtimeVersion, commitSha });
@@ -33,7 +41,7 @@ export async function releaseCommit(db: Sql, projectId: string, commitSha: strin
 }
 
 /** Tells apps of a runtime version to run the update embedded in their binary (`rollBackToEmbedded`). */
-export async function rollBackToEmbedded(db: Sql, projectId: string, runtimeVersion: string): Promise<LiveRelease> {
+async function rollBackToEmbedded(db: Sql, projectId: string, runtimeVersion: string): Promise<LiveRelease> {
   const live = (await listLiveReleases(db, projectId)).find((release) => release.platform === BUNDLE_PLATFORM && release.runtimeVersion === runtimeVersion);
   if (!live) throw new NotFoundError(`The project has released nothing for runtime version ${runtimeVersion}.`, "release_not_found");
   await insertRelease(db, { projectId, platform: BUNDLE_PLATFORM, runtimeVersion, commitSha: null });

@@ -6,6 +6,7 @@ import {
   generateSelfSignedCodeSigningCertificate,
 } from "@expo/code-signing-certificates";
 import { serializeDictionary } from "structured-headers";
+import { NotFoundError } from "@/lib/errors";
 import { getSecretBox, type SecretBox } from "@/lib/secrets";
 import type { SqlExecutor } from "@/lib/store";
 import { getSigningKey, insertSigningKey } from "@/lib/store/updates";
@@ -28,13 +29,17 @@ export interface SigningKey {
 }
 
 /**
- * The project's code signing certificate (PEM), creating its key on first call: an RSA-2048 key
- * (node:crypto) and a self-signed code signing certificate made by Expo's own library, which
- * gives it the extensions expo-updates checks. The private key is stored encrypted.
+ * The project's code signing certificate (PEM), creating its key on first call (`created`): an
+ * RSA-2048 key (node:crypto) and a self-signed code signing certificate made by Expo's own
+ * library, which gives it the extensions expo-updates checks. The private key is stored encrypted.
  */
-export async function ensureSigningCertificate(db: SqlExecutor, projectId: string, box: SecretBox = getSecretBox()): Promise<string> {
+export async function ensureSigningCertificate(
+  db: SqlExecutor,
+  projectId: string,
+  box: SecretBox = getSecretBox(),
+): Promise<{ certificate: string; created: boolean }> {
   const existing = await getSigningKey(db, projectId);
-  if (existing) return existing.certificate;
+  if (existing) return { certificate: existing.certificate, created: false };
   const { privateKey, publicKey } = await generateKeyPair("rsa", {
     modulusLength: 2048,
     publicKeyEncoding: { type: "spki", format: "pem" },
@@ -48,11 +53,19 @@ export async function ensureSigningCertificate(db: SqlExecutor, projectId: strin
     commonName: `Updates of project ${projectId}`,
   });
   // A concurrent first call may have stored its key first; both answer the stored one.
+  const encryptedPrivateKey = box.encrypt(privateKey, privateKeyContext(projectId));
   const stored = await insertSigningKey(db, projectId, {
     keyId: SIGNING_KEY_ID,
-    encryptedPrivateKey: box.encrypt(privateKey, privateKeyContext(projectId)),
+    encryptedPrivateKey,
     certificate: convertCertificateToCertificatePEM(certificate),
   });
+  return { certificate: stored.certificate, created: stored.encryptedPrivateKey === encryptedPrivateKey };
+}
+
+/** The project's certificate (PEM); 404 `signing_not_configured` before {@link ensureSigningCertificate}. */
+export async function getSigningCertificate(db: SqlExecutor, projectId: string): Promise<string> {
+  const stored = await getSigningKey(db, projectId);
+  if (!stored) throw new NotFoundError("Code signing is not set up for this project; a POST to its certificate URL creates it.", "signing_not_configured");
   return stored.certificate;
 }
 
