@@ -66,8 +66,11 @@ export interface BundleSummary {
   live: boolean;
 }
 
+/** A live release as the API and dashboard show it. */
+export type ReleaseSummary = Omit<LiveRelease, "releasedAt"> & { releasedAt: string };
+
 /** A project's bundles, newest first, and what each (platform, runtime version) serves. */
-export async function listProjectBundles(db: Sql, projectId: string): Promise<{ bundles: BundleSummary[]; releases: LiveRelease[] }> {
+export async function listProjectBundles(db: Sql, projectId: string): Promise<{ bundles: BundleSummary[]; releases: ReleaseSummary[] }> {
   const [bundles, releases] = await Promise.all([listBundleUpdates(db, projectId), listLiveReleases(db, projectId)]);
   const live = new Set(releases.map((release) => `${release.platform}/${release.runtimeVersion}/${release.commitSha}`));
   return {
@@ -81,6 +84,6 @@ export async function listProjectBundles(db: Sql, projectId: string): Promise<{ 
       createdAt: bundle.createdAt.toISOString(),
       live: live.has(`${bundle.platform}/${bundle.runtimeVersion}/${bundle.commitSha}`),
     })),
-    releases,
+    releases: releases.map((entry) => ({ ...entry, releasedAt: entry.releasedAt.toISOString() })),
   };
 }
