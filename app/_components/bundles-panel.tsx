@@ -86,7 +86,7 @@ export function BundlesPanel({ projectId, updateUrl, initial }: { projectId: str
       {list.bundles.length === 0 ? (
         <p className="muted">No bundles yet. A bundle build publishes one.</p>
       ) : (
-        <ul className="stack" aria-label="Bundles">
+        <ul className="bundle-list" aria-label="Bundles">
           {list.bundles.map((bundle) => {
             const live = liveCreatedAt(bundle.runtimeVersion);
             return (
