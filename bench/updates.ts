@@ -1,8 +1,9 @@
 /**
  * Manifest requests to the Expo Updates endpoint (GET /api/projects/<id>/updates) of the server
  * `npm start` runs, with 20 concurrent keep-alive clients: p50/p99 latency and requests per
- * second for a manifest answer, a signed manifest and a `noUpdateAvailable` directive. The
- * published bundle's manifest lists 40 assets, like a small app with icons and fonts.
+ * second for a manifest answer, a signed manifest and a `noUpdateAvailable` directive, beside
+ * GET /api/health of the same server for reference. The published bundle's manifest lists 40
+ * assets, like a small app with icons and fonts.
  * Run: npx tsx bench/updates.ts [seconds per case=6]   (builds the app first when stale, as `npm start` does)
  */
 import crypto from "node:crypto";
@@ -20,17 +21,22 @@ const RUNTIME = "1.0.0";
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-updates-"));
 Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false" });
 
-/** Publishes one bundle for two projects (one signing) in the store, then closes it: the embedded database admits one process. */
+/**
+ * Publishes one bundle for two projects (one signing) in the store, then closes it: the embedded
+ * database admits one process. The owner is the demo user, whose sign-in link the server prints
+ * at start (what the start helper waits for).
+ */
 async function seed(): Promise<{ plain: string; signed: string; updateId: string }> {
+  const { seedDemoIfEmpty } = await import("@/lib/auth/seed");
   const { createUpdateManifest } = await import("@/lib/bundles/manifest");
   const { getStore } = await import("@/lib/store");
   const { insertProject } = await import("@/lib/store/projects");
-  const { insertUser } = await import("@/lib/store/users");
   const { BUNDLE_PLATFORM, publishBundle } = await import("@/lib/updates/releases");
   const { ensureSigningCertificate } = await import("@/lib/updates/signing");
   const { resetProcessSingletons } = await import("@/lib/singletons");
   const db = await getStore();
-  const user = await insertUser(db, { name: "Bench", email: "bench@example.com" });
+  const demo = await seedDemoIfEmpty(db);
+  if (!demo) throw new Error("The bench's store is not empty.");
   const bundle = crypto.randomBytes(2_000_000);
   const assets = Array.from({ length: ASSETS }, (_, index) => {
     const bytes = crypto.randomBytes(4096);
@@ -40,7 +46,7 @@ async function seed(): Promise<{ plain: string; signed: string; updateId: string
   let updateId = "";
   const ids: string[] = [];
   for (const name of ["plain", "signed"]) {
-    const project = await insertProject(db, { ownerId: user.id, name });
+    const project = name === "plain" ? demo.project : await insertProject(db, { ownerId: demo.project.ownerId, name });
     const createdAt = new Date();
     const manifest = createUpdateManifest({
       projectId: project.id,
@@ -121,14 +127,17 @@ const server = await startProductServer({ dataDir, timeoutMs: 15 * 60_000 });
 try {
   const port = Number(new URL(server.baseUrl).port);
   const protocol = { "expo-protocol-version": "1", "expo-platform": "ios", "expo-runtime-version": RUNTIME, accept: "multipart/mixed" };
-  const cases = [
-    { label: "manifest", id: ids.plain, headers: protocol },
-    { label: "signed manifest", id: ids.signed, headers: { ...protocol, "expo-expect-signature": 'sig, keyid="main", alg="rsa-v1_5-sha256"' } },
-    { label: "noUpdateAvailable", id: ids.plain, headers: { ...protocol, "expo-current-update-id": ids.updateId } },
+  const updates = (id: string) => `/api/projects/${id}/updates`;
+  const cases: { label: string; path: string; headers: Record<string, string> }[] = [
+    { label: "manifest", path: updates(ids.plain), headers: protocol },
+    { label: "signed manifest", path: updates(ids.signed), headers: { ...protocol, "expo-expect-signature": 'sig, keyid="main", alg="rsa-v1_5-sha256"' } },
+    { label: "noUpdateAvailable", path: updates(ids.plain), headers: { ...protocol, "expo-current-update-id": ids.updateId } },
+    // The reference: the cheapest route of the same server (one trivial query).
+    { label: "(GET /api/health)", path: "/api/health", headers: {} },
   ];
   console.log(`${CLIENTS} concurrent clients, ${SECONDS} s per case, ${os.cpus().length} cores`);
-  for (const { label, id, headers } of cases) {
-    const result = await load(port, `/api/projects/${id}/updates`, headers, SECONDS);
+  for (const { label, path: requestPath, headers } of cases) {
+    const result = await load(port, requestPath, headers, SECONDS);
     console.log(
       `${label.padEnd(18)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(1)} ms  p99 ${result.p99.toFixed(1)} ms  failures ${result.failures}`,
     );

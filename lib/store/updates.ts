@@ -1,3 +1,4 @@
+import { isUuid } from "./ids";
 import type { SqlExecutor } from "./sql";
 
 /** An uploaded bundle as Expo Updates serves it (one per project, platform and commit). */
@@ -15,10 +16,11 @@ export interface BundleUpdate {
   createdAt: Date;
 }
 
-/** What the update URL of a (platform, runtime version) serves: a bundle, or the embedded update. */
+/** What the update URL of a (platform, runtime version) serves: a bundle, the embedded update, or nothing yet. */
 export type ServedUpdate =
   | { kind: "bundle"; bundle: BundleUpdate; releasedAt: Date }
-  | { kind: "embedded"; releasedAt: Date };
+  | { kind: "embedded"; releasedAt: Date }
+  | { kind: "none" };
 
 /** The live release of one (platform, runtime version) of a project. */
 export interface LiveRelease {
@@ -132,20 +134,27 @@ export async function listLiveReleases(db: SqlExecutor, projectId: string): Prom
   return rows.map((row) => ({ platform: row.platform, runtimeVersion: row.runtime_version, commitSha: row.commit_sha, releasedAt: row.released_at }));
 }
 
-/** What the update URL serves for a (platform, runtime version); null when nothing was released. */
+/**
+ * What the update URL of a project serves for a (platform, runtime version), read in one query;
+ * null when the project does not exist.
+ */
 export async function getServedUpdate(db: SqlExecutor, projectId: string, platform: string, runtimeVersion: string): Promise<ServedUpdate | null> {
-  const { rows } = await db.query<Partial<BundleUpdateRow> & { released_at: Date; released_commit: string | null }>(
+  if (!isUuid(projectId)) return null;
+  const { rows } = await db.query<Partial<BundleUpdateRow> & { released_at: Date | null; released_commit: string | null }>(
     `select r.released_at, r.commit_sha as released_commit, b.*
-     from (select commit_sha, released_at from update_releases
-           where project_id = $1 and platform = $2 and runtime_version = $3 order by id desc limit 1) r
-     left join bundle_updates b on b.project_id = $1 and b.platform = $2 and b.commit_sha = r.commit_sha`,
-    [projectId, platform, runtimeVersion],
+     from projects p
+     left join lateral (select commit_sha, released_at from update_releases
+                        where project_id = $1 and platform = $2 and runtime_version = $3 order by id desc limit 1) r on true
+     left join bundle_updates b on b.project_id = $1 and b.platform = $2 and b.commit_sha = r.commit_sha
+     where p.id = $4`,
+    [projectId, platform, runtimeVersion, projectId],
   );
   const row = rows[0];
   if (!row) return null;
+  if (!row.released_at) return { kind: "none" };
   if (row.released_commit === null) return { kind: "embedded", releasedAt: row.released_at };
   // Cleanup keeps served bundles, so a missing one was removed by hand: nothing to serve.
-  if (!row.manifest) return null;
+  if (!row.manifest) return { kind: "none" };
   return { kind: "bundle", bundle: toBundleUpdate(row as BundleUpdateRow), releasedAt: row.released_at };
 }
 

@@ -2,7 +2,6 @@ import crypto from "node:crypto";
 import { parseDictionary } from "structured-headers";
 import { BadRequestError, ConflictError, NotFoundError } from "@/lib/errors";
 import type { SqlExecutor } from "@/lib/store";
-import { getProject } from "@/lib/store/projects";
 import { getServedUpdate } from "@/lib/store/updates";
 import { loadSigningKey, signPart, type SigningKey } from "./signing";
 
@@ -106,7 +105,8 @@ const directive = (type: "noUpdateAvailable" | "rollBackToEmbedded", parameters?
  * update. Parts are signed when the app expects a signature (409 if the project has no key).
  */
 export async function answerUpdateRequest(db: SqlExecutor, projectId: string, request: UpdateRequest): Promise<Response> {
-  if (!(await getProject(db, projectId))) throw new NotFoundError("Project not found.", "project_not_found");
+  const served = await getServedUpdate(db, projectId, request.platform, request.runtimeVersion);
+  if (!served) throw new NotFoundError("Project not found.", "project_not_found");
   const key = request.expectSignature ? await loadSigningKey(db, projectId) : null;
   if (request.expectSignature && !key) {
     throw new ConflictError(
@@ -114,11 +114,10 @@ export async function answerUpdateRequest(db: SqlExecutor, projectId: string, re
       "signing_not_configured",
     );
   }
-  const served = await getServedUpdate(db, projectId, request.platform, request.runtimeVersion);
-  if (served?.kind === "embedded") {
+  if (served.kind === "embedded") {
     return updateResponse([directive("rollBackToEmbedded", { commitTime: served.releasedAt.toISOString() })], key);
   }
-  if (!served || served.bundle.updateId === request.currentUpdateId) return updateResponse([directive("noUpdateAvailable")], key);
+  if (served.kind === "none" || served.bundle.updateId === request.currentUpdateId) return updateResponse([directive("noUpdateAvailable")], key);
   return updateResponse(
     [
       { name: "manifest", body: served.bundle.manifest },

@@ -8,6 +8,7 @@ import {
 import { serializeDictionary } from "structured-headers";
 import { NotFoundError } from "@/lib/errors";
 import { getSecretBox, type SecretBox } from "@/lib/secrets";
+import { processSingleton } from "@/lib/singletons";
 import type { SqlExecutor } from "@/lib/store";
 import { getSigningKey, insertSigningKey } from "@/lib/store/updates";
 
@@ -21,11 +22,10 @@ const generateKeyPair = promisify(crypto.generateKeyPair);
 // The ciphertext only opens for the project it was made for.
 const privateKeyContext = (projectId: string) => `update_signing_keys.private_key:${projectId}`;
 
-/** A project's key, ready to sign; never send `privateKeyPem` anywhere. */
+/** A project's key, ready to sign; the private key never leaves the process. */
 export interface SigningKey {
   keyId: string;
-  privateKeyPem: string;
-  certificatePem: string;
+  privateKey: crypto.KeyObject;
 }
 
 /**
@@ -69,19 +69,24 @@ export async function getSigningCertificate(db: SqlExecutor, projectId: string):
   return stored.certificate;
 }
 
-/** The project's decrypted signing key, or null when it has none. */
+/**
+ * The project's signing key, or null when it has none. Decrypting and parsing the key costs more
+ * than signing with it, so parsed keys are kept per stored ciphertext (a new key is a new entry).
+ */
 export async function loadSigningKey(db: SqlExecutor, projectId: string, box: SecretBox = getSecretBox()): Promise<SigningKey | null> {
   const stored = await getSigningKey(db, projectId);
   if (!stored) return null;
-  return {
-    keyId: stored.keyId,
-    privateKeyPem: box.decrypt(stored.encryptedPrivateKey, privateKeyContext(projectId)),
-    certificatePem: stored.certificate,
-  };
+  const parsed = processSingleton("updateSigningKeys", () => new Map<string, crypto.KeyObject>());
+  let privateKey = parsed.get(stored.encryptedPrivateKey);
+  if (!privateKey) {
+    privateKey = crypto.createPrivateKey(box.decrypt(stored.encryptedPrivateKey, privateKeyContext(projectId)));
+    parsed.set(stored.encryptedPrivateKey, privateKey);
+  }
+  return { keyId: stored.keyId, privateKey };
 }
 
 /** The `expo-signature` value of a part: `sig="<base64>", keyid="…", alg="rsa-v1_5-sha256"` (SFV dictionary). */
 export function signPart(body: string, key: SigningKey): string {
-  const sig = crypto.sign("sha256", Buffer.from(body, "utf8"), key.privateKeyPem).toString("base64");
+  const sig = crypto.sign("sha256", Buffer.from(body, "utf8"), key.privateKey).toString("base64");
   return serializeDictionary({ sig, keyid: key.keyId, alg: SIGNING_ALGORITHM });
 }
