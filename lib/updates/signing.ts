@@ -85,8 +85,22 @@ export async function loadSigningKey(db: SqlExecutor, projectId: string, box: Se
   return { keyId: stored.keyId, privateKey };
 }
 
+// RSASSA-PKCS1-v1_5 is deterministic: a body signed once has the same signature on every
+// request, so the served manifest is signed once per key, not once per request.
+const SIGNATURES_PER_KEY = 256;
+const signatures = new WeakMap<crypto.KeyObject, Map<string, string>>();
+
 /** The `expo-signature` value of a part: `sig="<base64>", keyid="…", alg="rsa-v1_5-sha256"` (SFV dictionary). */
 export function signPart(body: string, key: SigningKey): string {
-  const sig = crypto.sign("sha256", Buffer.from(body, "utf8"), key.privateKey).toString("base64");
+  const bytes = Buffer.from(body, "utf8");
+  const digest = crypto.createHash("sha256").update(bytes).digest("base64");
+  let known = signatures.get(key.privateKey);
+  if (!known) signatures.set(key.privateKey, (known = new Map()));
+  let sig = known.get(digest);
+  if (!sig) {
+    sig = crypto.sign("sha256", bytes, key.privateKey).toString("base64");
+    if (known.size >= SIGNATURES_PER_KEY) known.clear();
+    known.set(digest, sig);
+  }
   return serializeDictionary({ sig, keyid: key.keyId, alg: SIGNING_ALGORITHM });
 }
