@@ -27,6 +27,8 @@ export interface BundleList {
 }
 
 const shortSha = (sha: string) => sha.slice(0, 7);
+// Rendered on the server first: a fixed UTC format, so the browser's locale and time zone cannot make hydration differ.
+const utcMinute = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
 
 /**
  * The project's static bundles (newest first) and the update URL apps check: which bundle is
@@ -95,7 +97,7 @@ export function BundlesPanel({ projectId, updateUrl, initial }: { projectId: str
                   <code>{shortSha(bundle.commitSha)}</code> {bundle.commitMessage || <span className="muted">(no message)</span>}
                   <span className="muted">
                     {" "}
-                    · runtime {bundle.runtimeVersion} · {formatBytes(bundle.size)} · {new Date(bundle.createdAt).toLocaleString()}
+                    · runtime {bundle.runtimeVersion} · {formatBytes(bundle.size)} · <time dateTime={bundle.createdAt}>{utcMinute(bundle.createdAt)}</time>
                   </span>
                 </span>
                 {bundle.live ? (
