@@ -52,8 +52,8 @@ export async function ensureSigningCertificate(
     validityNotAfter: new Date(Date.UTC(now.getUTCFullYear() + CERTIFICATE_YEARS, now.getUTCMonth(), now.getUTCDate())),
     commonName: `Updates of project ${projectId}`,
   });
-  // A concurrent first call may have stored its key first; both answer the stored one.
   const encryptedPrivateKey = box.encrypt(privateKey, privateKeyContext(projectId));
+  // A concurrent first call may have stored its key first; both answer the stored one.
   const stored = await insertSigningKey(db, projectId, {
     keyId: SIGNING_KEY_ID,
     encryptedPrivateKey,
