@@ -47,6 +47,7 @@ const UNIT_TESTS = [
   "tests/sandbox/local-paths.test.ts",
   "tests/secrets.test.ts",
   "tests/store/pglite.test.ts",
+  "tests/updates/protocol.test.ts",
 ];
 
 /** Checks the machine's peers and prepares the app toolchain (tests/global-setup.ts). */

@@ -9,8 +9,8 @@ interface ApiRoute {
   summary: string;
   /** The JSON body of the success answer; null when it is not JSON (a stream). */
   ok: z.ZodType | null;
-  /** @defaultValue 200 */
-  status?: number;
+  /** The success status, or several that answer alike. @defaultValue 200 */
+  status?: number | number[];
   query?: z.ZodObject;
   /** A JSON request body. */
   body?: z.ZodType;
@@ -41,6 +41,11 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["post", "/api/projects/{id}/screenshots", { summary: "Screenshot the preview (mobile and desktop)", ok: s.screenshotsResponse }],
   ["post", "/api/projects/{id}/assets/reconcile", { summary: "Reconcile the project's asset blobs", ok: s.assetReconcileResponse, body: s.assetReconcileBody }],
   ["post", "/api/projects/{id}/bundles", { summary: "Build and upload the static iOS bundle", ok: s.bundleResponse, body: s.bundleBody, failure: s.bundleFailureBody.or(s.errorBody) }],
+  ["get", "/api/projects/{id}/bundles", { summary: "The uploaded bundles, newest first, and what the update URL serves", ok: s.bundleListResponse }],
+  ["post", "/api/projects/{id}/bundles/live", { summary: "Promote a bundle, or roll back to an earlier one or to the embedded update", ok: s.releaseResponse, body: s.releaseBody }],
+  ["get", "/api/projects/{id}/updates", { summary: "The Expo Updates protocol v1 endpoint an app's updates.url names", ok: null, stream: "multipart/mixed", open: true }],
+  ["get", "/api/projects/{id}/updates/certificate", { summary: "Download the code-signing certificate", ok: null, stream: "application/x-pem-file" }],
+  ["post", "/api/projects/{id}/updates/certificate", { summary: "Turn on code signing: create the key (201) or answer the existing certificate (200)", ok: null, stream: "application/x-pem-file", status: [201, 200] }],
   ["post", "/api/projects/{id}/bundles/cleanup", { summary: "Delete old bundle commits", ok: s.bundleCleanupResponse, body: s.bundleCleanupBody }],
   ["get", "/api/assets", { summary: "The project's asset manifest entries", ok: s.assetListResponse, query: s.projectIdQuery }],
   ["post", "/api/assets/upload", { summary: "Upload a project asset", ok: s.assetUploadResponse, form: { mediaType: "multipart/form-data", schema: s.assetUploadForm } }],
@@ -72,7 +77,7 @@ function toRouteConfig(method: Method, path: string, route: ApiRoute): RouteConf
     security: route.open ? [] : undefined,
     request: { params: pathParams(path), query: route.query, ...(body && { body }) },
     responses: {
-      [route.status ?? 200]: success,
+      ...Object.fromEntries([route.status ?? 200].flat().map((status) => [status, success])),
       default: { description: "An error", content: { "application/json": { schema: route.failure ?? s.errorBody } } },
     },
   };

@@ -112,7 +112,7 @@ const multipartUpload = (fields: Record<string, z.ZodType>) => z.object({ file: 
 export const assetUploadForm = multipartUpload({ projectId: z.string() });
 export const chatImageForm = multipartUpload({});
 
-// ---- bundles (issue 17 owns these routes; their schemas live here so the document lists them)
+// ---- bundles and updates
 
 export const bundleBody = z.object({ commitSha: commitShaSchema.optional(), commitMessage: z.string().max(10_000).optional() });
 export const bundleResponse = z.strictObject({ success: z.literal(true), manifestUrl: z.string(), bundleUrl: z.string(), commitSha: z.string() });
@@ -120,6 +120,31 @@ export const bundleFailureBody = z.strictObject({
   success: z.literal(false),
   commitSha: z.string(),
   error: z.strictObject({ code: z.string(), message: z.string() }),
+});
+
+/** What an update URL serves for one (platform, runtime version); a null commit: the update embedded in the app. */
+const releaseSummary = z
+  .strictObject({ platform: z.string(), runtimeVersion: z.string(), commitSha: z.string().nullable(), releasedAt: z.string() })
+  .meta({ id: "Release" });
+export const releaseResponse = releaseSummary;
+export const releaseBody = z.union([
+  z.strictObject({ commitSha: commitShaSchema }),
+  z.strictObject({ embedded: z.literal(true), runtimeVersion: z.string().min(1).max(256) }),
+]);
+export const bundleListResponse = z.strictObject({
+  bundles: z.array(
+    z.strictObject({
+      commitSha: z.string(),
+      commitMessage: z.string(),
+      platform: z.string(),
+      runtimeVersion: z.string(),
+      updateId: z.string(),
+      size: z.number(),
+      createdAt: z.string(),
+      live: z.boolean(),
+    }),
+  ),
+  releases: z.array(releaseSummary),
 });
 
 export const bundleCleanupBody = z.object({

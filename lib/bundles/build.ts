@@ -4,11 +4,13 @@ import { AppError, BadRequestError } from "@/lib/errors";
 import { log, redactSecrets } from "@/lib/log";
 import { getSandboxProvider, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
 import { processSingleton } from "@/lib/singletons";
+import { getStore } from "@/lib/store";
+import { BUNDLE_PLATFORM, publishBundle } from "@/lib/updates/releases";
 import { type AppConfig, readAppConfig } from "./app-config";
 import { parseCommitSha } from "./commit";
 import { BundleBuildError } from "./errors";
 import { DEFAULT_EXPORT_COMMAND, type ExportOutput, readExportOutput, runExportCommand, withCommitCheckout } from "./export";
-import { createUpdateManifest } from "./manifest";
+import { createUpdateManifest, type UpdateManifest } from "./manifest";
 import { bundlePrefix } from "./paths";
 import { mapWithConcurrency } from "./pool";
 
@@ -70,7 +72,7 @@ async function publishExport(
   blob: BlobStore,
   input: Omit<BuildStaticBundleInput, "sandboxId">,
   build: { output: ExportOutput; appConfig: AppConfig; createdAt: Date; concurrency: number },
-): Promise<{ manifestUrl: string; bundleUrl: string }> {
+): Promise<{ manifestUrl: string; bundleUrl: string; manifest: UpdateManifest; manifestText: string }> {
   const { output, appConfig } = build;
   const prefix = bundlePrefix(input.projectId, input.commitSha);
   const files = [
@@ -91,8 +93,9 @@ async function publishExport(
     assets: output.assets.map((asset, index) => ({ ...asset, url: uploaded[index + 1].url })),
     expoConfig: appConfig.expo,
   });
-  const stored = await putFile(blob, `${prefix}ios/manifest.json`, JSON.stringify(manifest), "application/json", REPLACEABLE_MAX_AGE_SECONDS);
-  return { manifestUrl: stored.url, bundleUrl: uploaded[0].url };
+  const manifestText = JSON.stringify(manifest);
+  const stored = await putFile(blob, `${prefix}ios/manifest.json`, manifestText, "application/json", REPLACEABLE_MAX_AGE_SECONDS);
+  return { manifestUrl: stored.url, bundleUrl: uploaded[0].url, manifest, manifestText };
 }
 
 async function exportAndUpload(sandbox: Sandbox, input: Omit<BuildStaticBundleInput, "sandboxId">, options: BuildStaticBundleOptions) {
@@ -104,12 +107,24 @@ async function exportAndUpload(sandbox: Sandbox, input: Omit<BuildStaticBundleIn
     return { appConfig, output: await readExportOutput(sandbox, concurrency, dir) };
   });
   const createdAt = (options.now ?? (() => new Date()))();
-  const urls = await publishExport(options.blob ?? getBlobStore(), input, { output, appConfig, createdAt, concurrency }).catch(
+  const { manifest, manifestText, ...urls } = await publishExport(options.blob ?? getBlobStore(), input, { output, appConfig, createdAt, concurrency }).catch(
     (error: unknown) => {
       throw new BundleBuildError("upload", `Uploading the bundle failed: ${(error as Error).message}`, { cause: error });
     },
   );
-  log.info("static bundle uploaded", { projectId: input.projectId, commitSha: input.commitSha, assets: output.assets.length, bundleBytes: output.bundle.byteLength });
+  const size = output.assets.reduce((total, asset) => total + asset.bytes.byteLength, output.bundle.byteLength);
+  await publishBundle(await getStore(), {
+    ...input,
+    platform: BUNDLE_PLATFORM,
+    runtimeVersion: manifest.runtimeVersion,
+    updateId: manifest.id,
+    manifest: manifestText,
+    size,
+    createdAt,
+  }).catch((error: unknown) => {
+    throw new BundleBuildError("publish", `Publishing the bundle failed: ${(error as Error).message}`, { cause: error });
+  });
+  log.info("static bundle uploaded and published", { projectId: input.projectId, commitSha: input.commitSha, assets: output.assets.length, bundleBytes: output.bundle.byteLength });
   return urls;
 }
 
@@ -123,7 +138,8 @@ function failure(error: unknown, context: Record<string, unknown>): BuildStaticB
 /**
  * Exports the app in an already connected sandbox and uploads it under
  * `bundles/<project_id>/<commit_id>/` (spec 2.9): `ios/index.js`, `assets/<file>`,
- * `assetmap.json`, then `ios/manifest.json` (Expo Updates v1). Never throws.
+ * `assetmap.json`, then `ios/manifest.json` (Expo Updates v1); then publishes it: the project's
+ * update URL serves it to apps of its runtime version (lib/updates). Never throws.
  */
 export async function buildBundleInSandbox(
   sandbox: Sandbox,

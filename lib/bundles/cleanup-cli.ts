@@ -90,6 +90,7 @@ export async function runCleanupCommand(
 ): Promise<CleanupSummary> {
   const tty = "isTTY" in deps.output && deps.output.isTTY;
   const options: CleanupOptions = {
+    db: "db" in deps ? deps.db : undefined,
     keep: command.keep,
     maxAgeDays: command.maxAgeDays,
     dryRun: command.dryRun,

@@ -1,4 +1,6 @@
 import { listAllBlobs, type BlobStore, type ListBlobResultBlob } from "@/lib/blob";
+import { getStore, type SqlExecutor } from "@/lib/store";
+import { deleteBundleUpdates, listLiveReleases } from "@/lib/store/updates";
 import { bundlePrefix } from "./paths";
 
 /** Spec 8 defaults: keep the newest 5 commits, delete commits older than 30 days. */
@@ -16,6 +18,8 @@ export interface CleanupOptions {
   dryRun?: boolean;
   /** The reference time for the age limit. @defaultValue now */
   now?: Date;
+  /** Where the releases are recorded. @defaultValue getStore() */
+  db?: SqlExecutor;
   /** Called after each project with the running summary. */
   onProgress?: (done: number, total: number, summary: CleanupSummary) => void;
 }
@@ -49,10 +53,10 @@ function groupByCommit(projectId: string, blobs: ListBlobResultBlob[]): Commit[]
 
 /**
  * Which commits of one project go: those beyond the newest `keep` and those older than the age
- * limit, but never the newest commit (the one the app is running).
+ * limit, but never the newest commit nor a commit the update URL serves (apps run them).
  */
-export function selectCommitsToDelete(commits: Commit[], keep: number, cutoff: number): Commit[] {
-  return commits.filter((commit, index) => index > 0 && (index >= keep || commit.newest < cutoff));
+export function selectCommitsToDelete(commits: Commit[], keep: number, cutoff: number, served: ReadonlySet<string>): Commit[] {
+  return commits.filter((commit, index) => index > 0 && !served.has(commit.id) && (index >= keep || commit.newest < cutoff));
 }
 
 /** Cleans the bundles of the given projects; returns totals (and deletes nothing on dryRun). */
@@ -64,12 +68,16 @@ export async function cleanupBundles(
   const keep = options.keep ?? DEFAULT_KEEP;
   const cutoff = (options.now ?? new Date()).getTime() - (options.maxAgeDays ?? DEFAULT_MAX_AGE_DAYS) * DAY_MS;
   const summary: CleanupSummary = { projects: 0, commitsKept: 0, commitsDeleted: 0, blobsDeleted: 0, bytesDeleted: 0 };
+  const db = options.db ?? (await getStore());
 
   for (const projectId of projectIds) {
     const commits = groupByCommit(projectId, await listAllBlobs(blob, bundlePrefix(projectId)));
-    const doomed = selectCommitsToDelete(commits, keep, cutoff);
+    const served = new Set((await listLiveReleases(db, projectId)).flatMap((release) => release.commitSha ?? []));
+    const doomed = selectCommitsToDelete(commits, keep, cutoff, served);
     const doomedBlobs = doomed.flatMap((commit) => commit.blobs);
     if (!options.dryRun) {
+      // The records go first: a bundle must never be listed (or released again) without its files.
+      await deleteBundleUpdates(db, projectId, doomed.map((commit) => commit.id));
       for (let start = 0; start < doomedBlobs.length; start += DELETE_BATCH) {
         await blob.del(doomedBlobs.slice(start, start + DELETE_BATCH).map((entry) => entry.url));
       }

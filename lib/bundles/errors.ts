@@ -1,7 +1,7 @@
 import { AppError } from "@/lib/errors";
 
 /** The step of a static bundle build that failed; the error code is `bundle_<stage>_failed`. */
-export type BundleBuildStage = "sandbox" | "export" | "output" | "config" | "upload";
+export type BundleBuildStage = "sandbox" | "export" | "output" | "config" | "upload" | "publish";
 
 /**
  * A static bundle build failed at `stage`. The message is meant for the user (it quotes the

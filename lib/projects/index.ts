@@ -4,6 +4,7 @@ import { startAppDevServer } from "@/lib/dev-servers";
 import { APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore, type SqlExecutor } from "@/lib/store";
 import { claimProjectSandbox, deleteProject, getProject, insertProject, renameProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
+import { pointAppAtUpdates } from "@/lib/updates/app-url";
 
 /** A new sandbox seeded from `templates/app` with its app dev server running; killed again on failure. */
 async function createRunningSandbox(): Promise<{ sandbox: Sandbox; previewUrl: string }> {
@@ -20,11 +21,18 @@ async function createRunningSandbox(): Promise<{ sandbox: Sandbox; previewUrl: s
   }
 }
 
+/** Gives a new sandbox's app the project's update URL; a failure leaves the app without one, logged. */
+async function pointNewAppAtUpdates(sandbox: Sandbox, projectId: string): Promise<void> {
+  await pointAppAtUpdates(sandbox, projectId).catch((error: unknown) => {
+    log.warn("update URL was not written to app.json", { projectId, sandboxId: sandbox.sandboxId, error });
+  });
+}
+
 /**
  * Creates a project owned by `ownerId`: by default a sandbox seeded from `templates/app` (a git
- * repository with one commit) with its app dev server running, then the project row recording
- * the sandbox and preview URL. Nothing is left half-made: on any failure the sandbox is killed
- * and the row (if already written) deleted. With `sandbox: false` the sandbox is created on
+ * repository whose app.json points expo-updates at the project) with its app dev server
+ * running, then the project row recording the sandbox and preview URL. Nothing is left
+ * half-made: on any failure the sandbox is killed and the row (if already written) deleted. With `sandbox: false` the sandbox is created on
  * first use instead (see {@link ensureProjectSandbox}).
  */
 export async function createProject(
@@ -39,6 +47,7 @@ export async function createProject(
   try {
     const project = await insertProject(db, { ownerId, name });
     projectId = project.id;
+    await pointNewAppAtUpdates(sandbox, project.id);
     await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl });
     // Read back rather than patch the insert's row: the update moved `updatedAt`.
     const stored = await getProject(db, project.id);
@@ -71,7 +80,10 @@ export async function ensureProjectSandbox(db: SqlExecutor, project: Project): P
   const provider = getSandboxProvider();
   if (project.sandboxId) return provider.connect(project.sandboxId);
   const { sandbox, previewUrl } = await createRunningSandbox();
-  if (await claimProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl })) return sandbox;
+  if (await claimProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl })) {
+    await pointNewAppAtUpdates(sandbox, project.id);
+    return sandbox;
+  }
   await provider.kill(sandbox.sandboxId);
   const winner = await getProject(db, project.id);
   if (!winner?.sandboxId) throw new Error(`Project ${project.id} was deleted while its sandbox was being created.`);

@@ -4,9 +4,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { seedDemoIfEmpty } from "@/lib/auth/seed";
 import { getConfig } from "@/lib/config";
 import { ensureProjectSandbox } from "@/lib/projects";
-import { getSandboxProvider } from "@/lib/sandbox";
+import { APP_DIR, getSandboxProvider } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import { getProject } from "@/lib/store/projects";
+import { updateUrlOf } from "@/lib/updates/app-url";
 
 const created: string[] = [];
 afterAll(async () => {
@@ -25,6 +26,8 @@ describe("sandbox on first use", () => {
     expect(stored).toMatchObject({ sandboxId: a.sandboxId, previewUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
     created.push(a.sandboxId);
     expect((await fetch(stored!.previewUrl!)).status).toBeLessThan(500);
+    // The new sandbox's app points expo-updates at the project.
+    expect(JSON.parse(await a.files.read(`${APP_DIR}/app.json`)).expo.updates).toEqual({ url: updateUrlOf(seed!.project.id) });
 
     // The loser's sandbox was killed: only the winner's directory remains.
     expect(fs.readdirSync(path.join(getConfig().DATA_DIR, "sandboxes"))).toEqual([a.sandboxId]);

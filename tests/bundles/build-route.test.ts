@@ -11,6 +11,7 @@ import { reloadConfig } from "@/lib/config";
 import { APP_DIR, APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import { getProject, insertProject, type Project, updateProjectSandbox } from "@/lib/store/projects";
+import { getServedUpdate } from "@/lib/store/updates";
 import { createTestUser } from "../helpers/users";
 import { fetchBlobUrl } from "./build-fixture";
 import { openProjectSandbox } from "@/lib/workspace";
@@ -66,7 +67,13 @@ describe("POST /api/projects/<id>/bundles", () => {
     const body = await response.json();
     const head = await headOf();
     expect(body).toEqual({ success: true, commitSha: head, manifestUrl: `${BASE}/blob/bundles/${project.id}/${head}/ios/manifest.json`, bundleUrl: `${BASE}/blob/bundles/${project.id}/${head}/ios/index.js` });
-    expect((await readManifest(body.manifestUrl)).metadata).toEqual({ platform: "ios", commitSha: head, commitMessage: "Create app from the app template" });
+    const manifest = await readManifest(body.manifestUrl);
+    expect(manifest.metadata).toEqual({ platform: "ios", commitSha: head, commitMessage: "Create app from the app template" });
+    // Published at build: the update URL serves this manifest to apps of its runtime version.
+    expect(await getServedUpdate(await getStore(), project.id, "ios", manifest.runtimeVersion)).toMatchObject({
+      kind: "bundle",
+      bundle: { commitSha: head, updateId: manifest.id, manifest: JSON.stringify(manifest) },
+    });
   });
 
   it("files the bundle under the full id of the commit given, with the message given", async () => {

@@ -1,5 +1,7 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { getMultipartBoundary, parseMultipart } from "@remix-run/multipart-parser";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBackendProjectBySlug } from "@/lib/backend";
@@ -14,6 +16,13 @@ const START_TIMEOUT_MS = 10 * 60_000;
 const STEP_TIMEOUT_MS = 90_000;
 
 const devServer = createDevServerControl();
+// Stands in for `expo export` (tests/bundles prove the real one): Expo's export layout with the
+// commit id as the bundle, so every commit gets its own update.
+const FAKE_EXPORT_COMMAND = [
+  "mkdir -p dist/_expo/static/js/ios",
+  "git rev-parse HEAD > dist/_expo/static/js/ios/entry.hbc",
+  `echo '{"fileMetadata":{"ios":{"bundle":"_expo/static/js/ios/entry.hbc","assets":[]}}}' > dist/metadata.json`,
+].join(" && ");
 let server: ProductServer;
 let browser: Browser;
 let page: Page;
@@ -79,7 +88,7 @@ async function loadedWidth(selector: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  server = await startProductServer({ env: { BACKEND_DEV_COMMAND: devServer.command }, timeoutMs: START_TIMEOUT_MS });
+  server = await startProductServer({ env: { BACKEND_DEV_COMMAND: devServer.command, BUNDLE_EXPORT_COMMAND: FAKE_EXPORT_COMMAND }, timeoutMs: START_TIMEOUT_MS });
   browser = await launchBrowser();
   page = await browser.newPage();
   page.setDefaultTimeout(STEP_TIMEOUT_MS);
@@ -201,6 +210,46 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await saveArtifact(page, "07-project-page");
   });
 
+  it("publishes bundles at build, marks the live one, and rolls back to an earlier one with its button", async () => {
+    const projectId = projectPath.split("/").pop()!;
+    /** Calls the API from the page, as the dashboard does (session cookie, same origin). */
+    const callFromPage = (pathname: string, body?: unknown) =>
+      page.evaluate(
+        async (url, json) => {
+          const init = json === undefined ? {} : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(json) };
+          const response = await fetch(url, init);
+          return { status: response.status, body: await response.json() };
+        },
+        pathname,
+        body,
+      );
+    const { sandboxId } = (await callFromPage(`/api/projects/${projectId}`)).body;
+    const appDir = path.join(server.dataDir, "sandboxes", sandboxId, "home", "app");
+    const [newer, older] = execFileSync("git", ["log", "-2", "--format=%H"], { cwd: appDir, encoding: "utf8" }).trim().split("\n");
+    for (const commitSha of [older, newer]) {
+      const build = await callFromPage(`/api/projects/${projectId}/bundles`, { commitSha });
+      expect(build, JSON.stringify(build.body)).toMatchObject({ status: 200, body: { success: true, commitSha } });
+    }
+
+    await page.reload();
+    await page.waitForSelector(`#bundles li[data-commit="${newer}"] .badge`);
+    expect(await textOf(`#bundles li[data-commit="${newer}"] .badge`)).toBe("Live");
+    await saveArtifact(page, "08-bundles");
+    await page.click(`#bundles li[data-commit="${older}"] ::-p-text(Roll back)`);
+    await page.waitForSelector(`#bundles li[data-commit="${older}"] .badge`);
+    expect(await page.$(`#bundles li[data-commit="${newer}"] .badge`)).toBeNull();
+
+    // The update URL an app checks now serves the earlier commit.
+    const update = await fetch(await textOf('[data-testid="update-url"]'), {
+      headers: { "expo-protocol-version": "1", "expo-platform": "ios", "expo-runtime-version": "1.0.0" },
+    });
+    expect(update.status).toBe(200);
+    const boundary = getMultipartBoundary(update.headers.get("content-type") ?? "")!;
+    const [manifestPart] = [...parseMultipart(new Uint8Array(await update.arrayBuffer()), { boundary })];
+    expect(manifestPart.name).toBe("manifest");
+    expect(JSON.parse(manifestPart.text).metadata.commitSha).toBe(older);
+  });
+
   it("disconnects, then connects the user's own account through the OAuth consent page", async () => {
     await page.click("#backend ::-p-text(Disconnect…)");
     await page.click("#backend button.danger");
@@ -218,7 +267,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     // The emulator's consent page grants its built-in team, which still holds the managed project
     // (disconnect kept it): provisioning adopts it by its deterministic name instead of creating another.
     expect(await textOf('[data-testid="deployment-url"]')).toBe(firstDeploymentUrl);
-    await saveArtifact(page, "08-connected-own-account");
+    await saveArtifact(page, "09-connected-own-account");
   });
 
   it("says whose account holds the backend, and shows a refused action as a toast", async () => {
@@ -339,7 +388,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     const secrets = [...adminKeys, ...adminKeys.map((key) => key.split("|")[1]), identity.teamToken, identity.oauthClientSecret, identity.adminSecret];
 
     const paths = responses.map((response) => new URL(response.url).pathname);
-    for (const expected of [projectPath, "/api/cloud/enable", "/api/assets", "/api/assets/upload", "/api/backend/status"]) {
+    for (const expected of [projectPath, "/api/cloud/enable", "/api/assets", "/api/assets/upload", "/api/backend/status", `${projectPath.replace("/projects", "/api/projects")}/bundles/live`]) {
       expect(paths).toContain(expected);
     }
     for (const response of responses) {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { POST as createProjectRoute } from "@/app/api/projects/route";
-import { reloadConfig } from "@/lib/config";
+import { getConfig, reloadConfig } from "@/lib/config";
 import { APP_DEV_SERVER_ROLE } from "@/lib/dev-servers";
 import { findProcessesByRole, getSandboxProvider } from "@/lib/sandbox";
 import { isProcessAlive } from "@/lib/sandbox/drivers/local-os-processes";
@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 describe("POST /api/projects on the embedded defaults", () => {
-  it("creates the sandbox from the template with one git commit and a preview served by Expo", async () => {
+  it("creates the sandbox from the template, pointed at the project's update URL, with a preview served by Expo", async () => {
     const response = await createProject("Preview me");
     expect(response.status).toBe(201);
     const body = await response.json();
@@ -51,7 +51,13 @@ describe("POST /api/projects on the embedded defaults", () => {
     }
     expect(await fs.readFile(path.join(appDir, ".gitignore"), "utf8")).toMatch(/^\.env\.local$/m);
     const git = promisify(execFile);
-    expect((await git("git", ["rev-list", "--count", "HEAD"], { cwd: appDir })).stdout.trim()).toBe("1");
+    // The template's commit, then the project's update URL in app.json (what a native build embeds for expo-updates).
+    expect((await git("git", ["log", "--format=%s"], { cwd: appDir })).stdout.trim().split("\n")).toEqual([
+      "Point expo-updates at this project's update URL",
+      "Create app from the app template",
+    ]);
+    const appJson = JSON.parse(await fs.readFile(path.join(appDir, "app.json"), "utf8"));
+    expect(appJson.expo).toMatchObject({ runtimeVersion: "1.0.0", updates: { url: `${getConfig().PUBLIC_BASE_URL}/api/projects/${body.id}/updates` } });
     expect((await git("git", ["status", "--porcelain"], { cwd: appDir })).stdout).toBe("");
 
     // Expo's dev server answers the page, and Metro bundles the app's own code into its entry bundle.

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { AssetsPanel } from "@/app/_components/assets-panel";
 import { BackendCard } from "@/app/_components/backend-card";
+import { BundlesPanel } from "@/app/_components/bundles-panel";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { ProjectSettings } from "@/app/_components/project-settings";
 import { ScreenshotsPanel } from "@/app/_components/screenshots-panel";
@@ -11,13 +12,15 @@ import { getConfig } from "@/lib/config";
 import { requireSessionProject } from "@/lib/session/current";
 import { getStore } from "@/lib/store";
 import { readAppToolchainStatus } from "@/lib/toolchain";
+import { updateUrlOf } from "@/lib/updates/app-url";
+import { listProjectBundles } from "@/lib/updates/releases";
 import { deploymentDashboardBase, findScreenshots, readBackendSnapshot, realtimeClientSettings } from "./data";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Project · Cloud backend service" };
 
 /**
- * A project: backend card, live errors, assets, screenshots. Everything handed to the client
+ * A project: backend card, live errors, assets, screenshots, bundles and updates. Everything handed to the client
  * components is public: state, URLs, step names; credentials stay on the server.
  */
 export default async function ProjectPage({
@@ -33,10 +36,12 @@ export default async function ProjectPage({
   const oauthFailure = typeof oauthError === "string" ? `Connecting your account did not work: ${oauthError}` : null;
   const config = getConfig();
   const settings = getBackendSettings(config);
-  const [snapshot, screenshots, toolchain] = await Promise.all([
-    readBackendSnapshot(await getStore(), project),
+  const db = await getStore();
+  const [snapshot, screenshots, toolchain, bundles] = await Promise.all([
+    readBackendSnapshot(db, project),
     findScreenshots(project.id),
     readAppToolchainStatus(),
+    listProjectBundles(db, project.id),
   ]);
 
   return (
@@ -64,6 +69,11 @@ export default async function ProjectPage({
         <ErrorPanel realtime={realtimeClientSettings(config, project.id)} />
         <AssetsPanel projectId={project.id} />
         <ScreenshotsPanel projectId={project.id} previewUrl={project.previewUrl} initial={screenshots} />
+        <BundlesPanel
+          projectId={project.id}
+          updateUrl={updateUrlOf(project.id, config.PUBLIC_BASE_URL)}
+          initial={bundles}
+        />
         <ProjectSettings projectId={project.id} initialName={project.name} />
       </div>
       <ToastOnOpen message={oauthFailure} tone="error" />

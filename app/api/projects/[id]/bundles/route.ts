@@ -2,6 +2,8 @@ import { bundleBody } from "@/lib/api-contract/schemas";
 import { requireProjectOwner } from "@/lib/auth";
 import { buildProjectBundle } from "@/lib/bundles/project-build";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
+import { getStore } from "@/lib/store";
+import { listProjectBundles } from "@/lib/updates/releases";
 import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
@@ -26,4 +28,14 @@ export const POST = route<{ params: Promise<{ id: string }> }>(async (request, {
   );
 });
 
-export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);
+/**
+ * GET /api/projects/<id>/bundles (owner only): the uploaded bundles, newest first, each with
+ * `live` when the update URL serves it, and `releases`: what each (platform, runtime version)
+ * serves (`commitSha: null` after a rollback to the embedded update).
+ */
+export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
+  const { project } = await requireProjectOwner(request, (await params).id);
+  return Response.json(await listProjectBundles(await getStore(), project.id));
+});
+
+export const { PUT, PATCH, DELETE } = methodNotAllowed(["GET", "POST"]);

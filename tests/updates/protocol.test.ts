@@ -1,0 +1,289 @@
+import crypto from "node:crypto";
+import { getMultipartBoundary, parseMultipart, type MultipartPart } from "@remix-run/multipart-parser";
+import { parseDictionary, type Item } from "structured-headers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { GET as listBundlesRoute } from "@/app/api/projects/[id]/bundles/route";
+import { POST as releaseRoute } from "@/app/api/projects/[id]/bundles/live/route";
+import { GET as downloadCertificateRoute, POST as createCertificateRoute } from "@/app/api/projects/[id]/updates/certificate/route";
+import { GET as updatesRoute } from "@/app/api/projects/[id]/updates/route";
+import { getBlobStore } from "@/lib/blob";
+import { cleanupBundles } from "@/lib/bundles/cleanup";
+import { createUpdateManifest, type UpdateManifest } from "@/lib/bundles/manifest";
+import { bundlePrefix } from "@/lib/bundles/paths";
+import { getStore } from "@/lib/store";
+import { insertProject, type Project } from "@/lib/store/projects";
+import { BUNDLE_PLATFORM, publishBundle } from "@/lib/updates/releases";
+import { fetchBlobUrl, pngImage, sha256Base64Url } from "../bundles/build-fixture";
+import { createTestUser } from "../helpers/users";
+
+const BASE = "http://localhost:3000";
+const RUNTIME = "1.0.0";
+let owner: Awaited<ReturnType<typeof createTestUser>>;
+
+const params = (id: string) => ({ params: Promise.resolve({ id }) });
+
+/**
+ * Stores a bundle the way lib/bundles does (bundle, asset, then manifest blobs under the commit's
+ * folder) and publishes it, as a build does.
+ */
+async function storeBundle(project: Project, commitSha: string, options: { runtimeVersion?: string; seed?: number } = {}): Promise<UpdateManifest> {
+  const blob = getBlobStore();
+  const prefix = bundlePrefix(project.id, commitSha);
+  const bundle = new TextEncoder().encode(`console.log(${JSON.stringify(commitSha)});`);
+  const image = pngImage(8, options.seed ?? 1);
+  const imageKey = crypto.createHash("md5").update(image).digest("hex");
+  const put = (name: string, body: Uint8Array | string, contentType: string) => blob.put(prefix + name, body, { access: "public", allowOverwrite: true, contentType });
+  const launch = await put("ios/index.js", bundle, "application/javascript");
+  const asset = await put(`assets/${imageKey}`, image, "image/png");
+  const createdAt = new Date();
+  const manifest = createUpdateManifest({
+    projectId: project.id,
+    commitSha,
+    commitMessage: `Commit ${commitSha}`,
+    runtimeVersion: options.runtimeVersion ?? RUNTIME,
+    createdAt,
+    launchAsset: { bytes: bundle, url: launch.url },
+    assets: [{ bytes: image, url: asset.url, key: imageKey, type: "png", contentType: "image/png" }],
+    expoConfig: { name: "My App", runtimeVersion: options.runtimeVersion ?? RUNTIME },
+  });
+  const manifestText = JSON.stringify(manifest);
+  await put("ios/manifest.json", manifestText, "application/json");
+  await publishBundle(await getStore(), {
+    projectId: project.id,
+    platform: BUNDLE_PLATFORM,
+    commitSha,
+    commitMessage: `Commit ${commitSha}`,
+    runtimeVersion: manifest.runtimeVersion,
+    updateId: manifest.id,
+    manifest: manifestText,
+    size: bundle.byteLength + image.byteLength,
+    createdAt,
+  });
+  return manifest;
+}
+
+const newProject = async (name: string) => insertProject(await getStore(), { ownerId: owner.user.id, name });
+
+/** A manifest request as expo-updates makes it. */
+function requestUpdate(project: Project, headers: Record<string, string> = {}) {
+  const defaults = { "expo-protocol-version": "1", "expo-platform": "ios", "expo-runtime-version": RUNTIME, accept: "multipart/mixed,application/expo+json,application/json" };
+  const merged = Object.fromEntries(Object.entries({ ...defaults, ...headers }).filter(([, value]) => value !== ""));
+  return updatesRoute(new Request(`${BASE}/api/projects/${project.id}/updates`, { headers: merged }), params(project.id));
+}
+
+/** The response checked against the protocol's headers, then its parts parsed by a multipart parser. */
+async function partsOf(response: Response): Promise<MultipartPart[]> {
+  expect(response.status).toBe(200);
+  expect(response.headers.get("expo-protocol-version")).toBe("1");
+  expect(response.headers.get("expo-sfv-version")).toBe("0");
+  expect(response.headers.get("cache-control")).toBe("private, max-age=0");
+  const contentType = response.headers.get("content-type") ?? "";
+  expect(contentType).toMatch(/^multipart\/mixed; boundary=/);
+  const boundary = getMultipartBoundary(contentType);
+  expect(boundary).toBeTruthy();
+  const parts = [...parseMultipart(new Uint8Array(await response.arrayBuffer()), { boundary: boundary! })];
+  for (const part of parts) expect(part.headers["content-type"]).toBe("application/json; charset=utf-8");
+  return parts;
+}
+
+const partNamed = (parts: MultipartPart[], name: string) => parts.find((part) => part.name === name);
+
+async function directiveOf(response: Response) {
+  const parts = await partsOf(response);
+  expect(parts.map((part) => part.name)).toEqual(["directive"]);
+  return JSON.parse(parts[0].text);
+}
+
+async function manifestOf(response: Response): Promise<UpdateManifest> {
+  const parts = await partsOf(response);
+  expect(parts.map((part) => part.name)).toEqual(["manifest", "extensions"]);
+  expect(JSON.parse(partNamed(parts, "extensions")!.text)).toEqual({ assetRequestHeaders: {} });
+  return JSON.parse(partNamed(parts, "manifest")!.text);
+}
+
+const postRelease = (project: Project, body: unknown) =>
+  releaseRoute(
+    new Request(`${BASE}/api/projects/${project.id}/bundles/live`, {
+      method: "POST",
+      headers: { ...owner.headers, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+    params(project.id),
+  );
+
+const listBundles = async (project: Project) =>
+  (await listBundlesRoute(new Request(`${BASE}/api/projects/${project.id}/bundles`, { headers: owner.headers }), params(project.id))).json();
+
+beforeAll(async () => {
+  owner = await createTestUser(await getStore(), "Owner");
+});
+
+describe("GET /api/projects/<id>/updates (Expo Updates protocol v1)", () => {
+  let project: Project;
+  let first: UpdateManifest;
+  let second: UpdateManifest;
+
+  beforeAll(async () => {
+    project = await newProject("Updated app");
+    first = await storeBundle(project, "aaaaaaa1", { seed: 1 });
+    second = await storeBundle(project, "bbbbbbb2", { seed: 2 });
+  });
+
+  it("answers the latest published bundle's manifest, every field per the protocol, assets pointing at the stored blobs", async () => {
+    const manifest = await manifestOf(await requestUpdate(project));
+    expect(manifest).toEqual(second);
+    expect(manifest.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(new Date(manifest.createdAt).toISOString()).toBe(manifest.createdAt);
+    expect(manifest.runtimeVersion).toBe(RUNTIME);
+    expect(manifest.metadata).toEqual({ platform: "ios", commitSha: "bbbbbbb2", commitMessage: "Commit bbbbbbb2" });
+    expect(manifest.extra).toEqual({ expoClient: { name: "My App", runtimeVersion: RUNTIME } });
+    expect(manifest.launchAsset).toMatchObject({ contentType: "application/javascript", key: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(manifest.assets).toEqual([expect.objectContaining({ contentType: "image/png", fileExtension: ".png" })]);
+    for (const asset of [manifest.launchAsset, ...manifest.assets]) {
+      expect(asset.url.startsWith(`${BASE}/blob/${bundlePrefix(project.id, "bbbbbbb2")}`)).toBe(true);
+      const stored = await fetchBlobUrl(asset.url);
+      expect(stored.status).toBe(200);
+      expect(sha256Base64Url(stored.bytes)).toBe(asset.hash);
+    }
+  });
+
+  it("answers noUpdateAvailable when the app already runs the latest update, or nothing was released for its runtime version", async () => {
+    expect(await directiveOf(await requestUpdate(project, { "expo-current-update-id": second.id }))).toEqual({ type: "noUpdateAvailable" });
+    // iOS sends its UUIDs upper-case.
+    expect(await directiveOf(await requestUpdate(project, { "expo-current-update-id": second.id.toUpperCase() }))).toEqual({ type: "noUpdateAvailable" });
+    expect(await manifestOf(await requestUpdate(project, { "expo-current-update-id": first.id }))).toEqual(second);
+    expect(await directiveOf(await requestUpdate(project, { "expo-runtime-version": "2.0.0" }))).toEqual({ type: "noUpdateAvailable" });
+    expect(await directiveOf(await requestUpdate(project, { "expo-platform": "android" }))).toEqual({ type: "noUpdateAvailable" });
+  });
+
+  it("serves an earlier bundle after a rollback to it, and rollBackToEmbedded after a rollback to the embedded update", async () => {
+    const rolledBack = await postRelease(project, { commitSha: "aaaaaaa1" });
+    expect(rolledBack.status).toBe(200);
+    expect(await rolledBack.json()).toMatchObject({ platform: "ios", runtimeVersion: RUNTIME, commitSha: "aaaaaaa1" });
+    expect(await manifestOf(await requestUpdate(project, { "expo-current-update-id": second.id }))).toEqual(first);
+    expect((await listBundles(project)).bundles.map((bundle: { commitSha: string; live: boolean }) => [bundle.commitSha, bundle.live])).toEqual([
+      ["bbbbbbb2", false],
+      ["aaaaaaa1", true],
+    ]);
+
+    const embedded = await postRelease(project, { embedded: true, runtimeVersion: RUNTIME });
+    expect(embedded.status).toBe(200);
+    const release = await embedded.json();
+    expect(release).toMatchObject({ commitSha: null });
+    const directive = await directiveOf(await requestUpdate(project, { "expo-current-update-id": first.id }));
+    expect(directive).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: new Date(release.releasedAt).toISOString() } });
+    expect((await listBundles(project)).releases).toEqual([expect.objectContaining({ runtimeVersion: RUNTIME, commitSha: null })]);
+
+    // Promoting again serves the bundle again.
+    expect((await postRelease(project, { commitSha: "bbbbbbb2" })).status).toBe(200);
+    expect(await manifestOf(await requestUpdate(project))).toEqual(second);
+  });
+
+  it("refuses releases of unknown bundles and runtime versions", async () => {
+    expect((await (await postRelease(project, { commitSha: "ccccccc3" })).json()).error.code).toBe("bundle_not_found");
+    expect((await (await postRelease(project, { embedded: true, runtimeVersion: "9.9.9" })).json()).error.code).toBe("release_not_found");
+    expect((await postRelease(project, { commitSha: "not a commit" })).status).toBe(400);
+  });
+
+  it.each([
+    ["a missing platform", { "expo-platform": "" }, "missing_platform", /expo-platform is missing/],
+    ["an unknown platform", { "expo-platform": "web" }, "invalid_platform", /expo-platform "web" is not supported/],
+    ["a missing runtime version", { "expo-runtime-version": "" }, "missing_runtime_version", /expo-runtime-version is missing/],
+    ["an unknown protocol version", { "expo-protocol-version": "2" }, "unsupported_protocol_version", /expo-protocol-version "2" is not supported/],
+    ["a missing protocol version", { "expo-protocol-version": "" }, "unsupported_protocol_version", /expo-protocol-version is missing/],
+    ["an unparsable signature request", { "expo-expect-signature": "sig=(" }, "invalid_signature_request", /expo-expect-signature/],
+  ])("answers 400 to %s", async (_case, headers, code, message) => {
+    const response = await requestUpdate(project, headers);
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.error.code).toBe(code);
+    expect(body.error.message).toMatch(message);
+  });
+
+  it("answers 404 for an unknown project", async () => {
+    const response = await requestUpdate({ ...project, id: crypto.randomUUID() });
+    expect(response.status).toBe(404);
+  });
+});
+
+describe("code signing", () => {
+  let project: Project;
+
+  beforeAll(async () => {
+    project = await newProject("Signed app");
+    await storeBundle(project, "ddddddd4");
+  });
+
+  const certificateRequest = (method: string, headers = owner.headers) =>
+    new Request(`${BASE}/api/projects/${project.id}/updates/certificate`, { method, headers });
+
+  it("refuses to answer unsigned when the app expects a signature and the project has no key", async () => {
+    const response = await requestUpdate(project, { "expo-expect-signature": 'sig, keyid="main", alg="rsa-v1_5-sha256"' });
+    expect(response.status).toBe(409);
+    expect((await response.json()).error.code).toBe("signing_not_configured");
+    expect((await downloadCertificateRoute(certificateRequest("GET"), params(project.id))).status).toBe(404);
+  });
+
+  it("signs the manifest and directives with RSA-SHA256; the downloaded certificate verifies them", async () => {
+    const created = await createCertificateRoute(certificateRequest("POST"), params(project.id));
+    expect(created.status).toBe(201);
+    const pem = await created.text();
+    expect((await createCertificateRoute(certificateRequest("POST"), params(project.id))).status).toBe(200);
+    const downloaded = await downloadCertificateRoute(certificateRequest("GET"), params(project.id));
+    expect(await downloaded.text()).toBe(pem);
+    expect(pem).not.toMatch(/PRIVATE KEY/);
+    const certificate = new crypto.X509Certificate(pem);
+    // expo-updates accepts only a certificate for code signing.
+    expect(certificate.keyUsage).toContain("1.3.6.1.5.5.7.3.3");
+
+    const verify = (part: MultipartPart) => {
+      const signature = parseDictionary(part.headers["expo-signature"] ?? "");
+      const value = (name: string) => (signature.get(name) as Item)[0];
+      expect(value("keyid")).toBe("main");
+      expect(value("alg")).toBe("rsa-v1_5-sha256");
+      return crypto.verify("sha256", part.bytes, certificate.publicKey, Buffer.from(String(value("sig")), "base64"));
+    };
+    const expect_ = { "expo-expect-signature": 'sig, keyid="main", alg="rsa-v1_5-sha256"' };
+    const parts = await partsOf(await requestUpdate(project, expect_));
+    const manifestPart = partNamed(parts, "manifest")!;
+    expect(verify(manifestPart)).toBe(true);
+    expect(partNamed(parts, "extensions")!.headers["expo-signature"]).toBeUndefined();
+
+    const directiveParts = await partsOf(await requestUpdate(project, { ...expect_, "expo-current-update-id": JSON.parse(manifestPart.text).id }));
+    expect(JSON.parse(directiveParts[0].text)).toEqual({ type: "noUpdateAvailable" });
+    expect(verify(directiveParts[0])).toBe(true);
+
+    // Altered bytes do not verify.
+    const tampered = { ...manifestPart, headers: manifestPart.headers, bytes: new TextEncoder().encode(manifestPart.text.replace("ddddddd4", "eeeeeee5")) } as MultipartPart;
+    expect(verify(tampered)).toBe(false);
+  });
+
+  it("lets only the owner create or download the certificate", async () => {
+    const stranger = await createTestUser(await getStore(), "Stranger");
+    expect((await createCertificateRoute(certificateRequest("POST", stranger.headers), params(project.id))).status).toBe(404);
+    expect((await downloadCertificateRoute(certificateRequest("GET", stranger.headers), params(project.id))).status).toBe(404);
+  });
+});
+
+describe("cleanup and the served bundle", () => {
+  it("keeps the bundle the update URL serves, however old, and forgets the deleted ones", async () => {
+    const project = await newProject("Cleaned app");
+    const oldest = await storeBundle(project, "1111111a", { seed: 3 });
+    await storeBundle(project, "2222222b", { seed: 4 });
+    await storeBundle(project, "3333333c", { seed: 5 });
+    // Cleanup orders commits by their blobs' upload times: one day apart, the first oldest.
+    const db = await getStore();
+    for (const [daysAgo, commit] of [[3, "1111111a"], [2, "2222222b"], [1, "3333333c"]] as const) {
+      await db.query("update blobs set uploaded_at = $2 where pathname like $1", [`${bundlePrefix(project.id, commit)}%`, new Date(Date.now() - daysAgo * 86_400_000)]);
+    }
+    expect((await postRelease(project, { commitSha: "1111111a" })).status).toBe(200);
+
+    const summary = await cleanupBundles(getBlobStore(), [project.id], { keep: 1 });
+    expect(summary).toMatchObject({ commitsKept: 2, commitsDeleted: 1 });
+    expect((await listBundles(project)).bundles.map((bundle: { commitSha: string }) => bundle.commitSha)).toEqual(["3333333c", "1111111a"]);
+    const manifest = await manifestOf(await requestUpdate(project));
+    expect(manifest).toEqual(oldest);
+    for (const asset of [manifest.launchAsset, ...manifest.assets]) expect((await fetchBlobUrl(asset.url)).status).toBe(200);
+    expect((await postRelease(project, { commitSha: "2222222b" })).status).toBe(404);
+  });
+});
