@@ -63,8 +63,15 @@ export async function initializePgliteApart(dataDir: string, options: { baseUrl?
   }
 }
 
+/**
+ * PostgreSQL's default 128 MB of shared buffers is most of PGlite's memory at rest. The service's
+ * tables are small and the files stay in the OS page cache, so 16 MB costs no measurable speed
+ * and keeps about 90 MB out of the server's resident memory.
+ */
+const START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"];
+
 function createPglite(dataDir: string | undefined): Promise<PGlite> {
-  return PGlite.create(dataDir, { parsers: { [INT8_OID]: (value: string) => Number(value) } });
+  return PGlite.create(dataDir, { parsers: { [INT8_OID]: (value: string) => Number(value) }, startParams: START_PARAMS });
 }
 
 function wrap(db: PGlite, release: () => Promise<void>): Sql {
