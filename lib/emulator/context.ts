@@ -14,4 +14,6 @@ export interface EmulatorContext {
   now: () => Date;
   /** The deployments' loopback listeners of this emulator. */
   listeners: DeploymentListeners;
+  /** Where pushed modules are written for the workers that load them. */
+  modulesDir: string;
 }

@@ -68,7 +68,7 @@ export function badDeployKey(deployment: EmulatorDeployment): EmulatorError {
   );
 }
 
-async function requireKey(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<void> {
+export async function requireKey(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<void> {
   const key = authorizationCredential(request, "Convex");
   if (!key) throw new EmulatorError(401, "BadAdminKey", "An admin key is required: send Authorization: Convex <admin key>.");
   if (!(await keyOpensDeployment(context, key, deployment))) throw badDeployKey(deployment);

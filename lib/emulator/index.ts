@@ -1,3 +1,4 @@
+import path from "node:path";
 import { getConfig, type Config } from "@/lib/config";
 import { log } from "@/lib/log";
 import { getStore, type Sql } from "@/lib/store";
@@ -31,6 +32,7 @@ import {
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
+import { PUSH_MODULES_DIR, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { syncUpgradeHandler } from "./sync";
 
 export { createEmulatorTeam, type EmulatorTeam } from "./store";
@@ -114,6 +116,11 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "GET", pattern: /^\/api\/v1\/get_canonical_urls$/, handler: getCanonicalUrls },
   { method: "GET", pattern: /^\/api\/v1\/deployment_info$/, handler: deploymentInfo },
   { method: "POST", pattern: /^\/api\/query$/, handler: runQuery },
+  { method: "POST", pattern: /^\/api\/get_config_hashes$/, handler: getConfigHashes },
+  { method: "POST", pattern: /^\/api\/deploy2\/start_push$/, handler: startPush },
+  { method: "POST", pattern: /^\/api\/deploy2\/wait_for_schema$/, handler: waitForSchema },
+  { method: "POST", pattern: /^\/api\/deploy2\/finish_push$/, handler: finishPushRequest },
+  { method: "POST", pattern: /^\/api\/deploy2\/report_push_completed$/, handler: reportPushCompleted },
 ];
 
 /** The route for this method and path: the matching route, or the error answer (404 unknown path, 405 wrong method). */
@@ -161,6 +168,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       projectQuota: options.projectQuota ?? config.EMULATOR_PROJECT_QUOTA,
       now: options.now ?? (() => new Date()),
       listeners,
+      modulesDir: path.join(config.DATA_DIR, PUSH_MODULES_DIR),
     };
   }
 

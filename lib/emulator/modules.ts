@@ -1,0 +1,108 @@
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { Worker } from "node:worker_threads";
+import type { PushedModule } from "./store";
+
+/**
+ * Pushed modules on disk and the worker that loads them (`function-runner.mjs`). Each push gets a
+ * directory of its own, `<root>/<push id>/`, holding the modules at the paths the CLI gave them, so
+ * their relative imports (`./_deps/…`) resolve as they did when the CLI bundled them.
+ */
+
+const RUNNER_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "emulator", "function-runner.mjs");
+
+/** How long loading a push's modules may take before the push is refused (a module that loops at import). */
+export const ANALYSE_TIMEOUT_MS = 20_000;
+/** Heap of a worker running pushed code. */
+const WORKER_HEAP_MB = 256;
+
+/** The hash the CLI compares to decide whether a module changed (`hash()` in the CLI's components.ts). */
+export function moduleHash(module: { source: string; sourceMap?: string }): string {
+  return crypto.createHash("sha256").update(module.source).update(module.sourceMap ?? "").digest("hex");
+}
+
+/** A module path the CLI sends, kept inside the push directory. */
+function safeModulePath(modulePath: string): string {
+  const normalized = path.posix.normalize(modulePath);
+  if (normalized.startsWith("../") || path.posix.isAbsolute(normalized) || !/\.(?:js|mjs|cjs)$/.test(normalized)) {
+    throw new Error(`Module path ${modulePath.slice(0, 200)} is not a relative .js path.`);
+  }
+  return normalized;
+}
+
+/** Writes a push's modules below `root` (once per push) and returns the push's directory. */
+export async function writePushModules(root: string, pushId: string, modules: readonly PushedModule[]): Promise<string> {
+  const dir = path.join(root, pushId);
+  await fs.mkdir(dir, { recursive: true });
+  // Bundled modules are ES modules whatever their extension says.
+  await fs.writeFile(path.join(dir, "package.json"), '{ "type": "module" }\n');
+  for (const pushedModule of modules) {
+    const file = path.join(dir, safeModulePath(pushedModule.path));
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, pushedModule.source);
+  }
+  return dir;
+}
+
+export interface AnalysedFunction {
+  name: string;
+  pos: null;
+  udfType: "Query" | "Mutation" | "Action";
+  visibility: { kind: "public" | "internal" } | null;
+  args: string | null;
+  returns: string | null;
+}
+
+export interface AnalysedModule {
+  functions: AnalysedFunction[];
+  httpRoutes: { path: string; method: string }[] | null;
+  cronSpecs: unknown[] | null;
+  sourceMapped: null;
+}
+
+export interface PushAnalysis {
+  modules: Record<string, AnalysedModule>;
+  schema: unknown;
+  auth: unknown[];
+}
+
+/** Why a push's code could not be loaded: which file, and the exception as the backend words it. */
+export type AnalysisFailure = { ok: false; kind: "module" | "schema" | "auth" | "timeout"; path: string; message: string };
+
+export interface AnalyseInput {
+  dir: string;
+  modulePaths: string[];
+  schemaPath: string | null;
+  authPath: string | null;
+  /** process.env of the pushed code: the deployment's variables plus its URLs. */
+  env: Record<string, string>;
+}
+
+/** Loads a push's modules in a fresh worker with a time and heap limit and reports what they define. */
+export function analysePush(input: AnalyseInput, timeoutMs = ANALYSE_TIMEOUT_MS): Promise<{ ok: true; value: PushAnalysis } | AnalysisFailure> {
+  const { env, ...workerData } = input;
+  const worker = new Worker(RUNNER_SCRIPT, { workerData, env, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB }, stdout: true, stderr: true });
+  // What modules print while loading is not reported (the backend drops it too).
+  worker.stdout.resume();
+  worker.stderr.resume();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      resolve({ ok: false, kind: "timeout", path: input.modulePaths.join(", "), message: `Loading the modules took longer than ${timeoutMs / 1000} seconds.` });
+      void worker.terminate();
+    }, timeoutMs);
+    worker.once("message", (result) => {
+      clearTimeout(timer);
+      resolve(result);
+      void worker.terminate();
+    });
+    worker.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    worker.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ ok: false, kind: "module", path: input.modulePaths.join(", "), message: `The modules' worker exited with code ${code} before answering.` });
+    });
+  });
+}
