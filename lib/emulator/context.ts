@@ -1,6 +1,7 @@
 import type { Sql } from "@/lib/store";
 import type { EmulatorIdentity } from "./identity";
 import type { DeploymentListeners } from "./listeners";
+import type { FunctionRuntimes } from "./runtime";
 import type { EmulatorTeam } from "./store";
 
 /** What every emulator handler gets. */
@@ -16,4 +17,6 @@ export interface EmulatorContext {
   listeners: DeploymentListeners;
   /** Where pushed modules are written for the workers that load them. */
   modulesDir: string;
+  /** The workers running the deployments' functions. */
+  runtimes: FunctionRuntimes;
 }

@@ -1,23 +1,30 @@
 // Worker thread that loads the modules of one push of an emulated deployment (files written by
-// lib/emulator/modules.ts) and reports what they define, the way the backend analyses a push:
-// functions (kind, visibility, validators), HTTP routes, crons, the schema and the auth providers.
-// A fresh worker per push keeps pushed code away from the server: its own heap limit, its own
-// module cache, and terminate() stops a module that never returns.
+// lib/emulator/modules.ts). Two modes:
+// - "analyse" reports what the modules define, the way the backend analyses a push: functions
+//   (kind, visibility, validators), HTTP routes, crons, the schema and the auth providers;
+// - "serve" runs their functions with Convex's semantics, taken from convex-test (Convex's own JS
+//   implementation of the backend), on the deployment's documents; every committed write is
+//   posted to the server, which persists it.
+// A worker keeps pushed code away from the server: its own heap limit, its own module cache, and
+// terminate() stops a function that never returns.
+import { AsyncLocalStorage } from "node:async_hooks";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parentPort, workerData } from "node:worker_threads";
 
-const { dir, modulePaths, schemaPath, authPath } = workerData;
+const { mode, dir, modulePaths, schemaPath, authPath } = workerData;
 
 const load = (modulePath) => import(pathToFileURL(path.join(dir, modulePath)).href);
 
-/** The backend's wording for an exception thrown while a module loads. */
+/**
+ * The backend's wording for an uncaught exception: `Uncaught <name>: <message>` and the frames of
+ * the pushed code, with paths relative to the push (the runtime's own frames say nothing to the app's developer).
+ */
 function uncaught(error) {
-  if (error instanceof Error) {
-    const stack = (error.stack ?? "").split("\n").slice(1).join("\n");
-    return `Uncaught ${error.name}: ${error.message}${stack ? `\n${stack}` : ""}`;
-  }
-  return `Uncaught ${String(error)}`;
+  if (!(error instanceof Error)) return `Uncaught ${String(error)}`;
+  const pushDir = pathToFileURL(dir).href + "/";
+  const frames = (error.stack ?? "").split("\n").filter((line) => line.trimStart().startsWith("at ") && line.includes(pushDir));
+  return [`Uncaught ${error.name}: ${error.message}`, ...frames.map((line) => line.replace(pushDir, ""))].join("\n");
 }
 
 function udfType(value) {
@@ -89,4 +96,78 @@ async function analyse() {
   return { ok: true, value: { modules, schema, auth } };
 }
 
-parentPort.postMessage(await analyse());
+/**
+ * convex-test keeps each test's state (its database fake) in an AsyncLocalStorage store that it
+ * does not export; the store is picked up when it is first entered, so the documents can be loaded
+ * from the server's store and every committed write reported.
+ */
+function captureConvexTestState() {
+  let state;
+  const run = AsyncLocalStorage.prototype.run;
+  AsyncLocalStorage.prototype.run = function runAndCapture(store, callback, ...args) {
+    if (state === undefined && store && typeof store === "object" && "components" in store && "transactionManager" in store) state = store;
+    return run.call(this, store, callback, ...args);
+  };
+  return () => state;
+}
+
+/** convex-test's ids end with their table's name after a decimal counter. */
+const ID_COUNTER = /^(\d+)/;
+
+async function serve() {
+  const capturedState = captureConvexTestState();
+  const { convexTest } = await import("convex-test");
+  const { convexToJson, jsonToConvex } = await import("convex/values");
+  const { makeFunctionReference } = await import("convex/server");
+
+  const schema = schemaPath ? (await load(schemaPath)).default : undefined;
+  // convex-test finds the functions directory by its `_generated` folder.
+  const modules = { "/functions/_generated/server.js": async () => ({}) };
+  for (const modulePath of modulePaths) modules[`/functions/${modulePath}`] = () => load(modulePath);
+  const test = convexTest(schema, modules);
+  await test.run(async () => undefined);
+  const database = capturedState()?.components[""]?.db;
+  if (!database) throw new Error("convex-test did not expose its database; the emulator needs the convex-test version it was built with.");
+
+  let lastCounter = 0;
+  let lastCreationTime = 0;
+  for (const [id, value] of workerData.documents) {
+    const document = jsonToConvex(value);
+    database._documents[id] = document;
+    lastCounter = Math.max(lastCounter, Number(ID_COUNTER.exec(id)?.[1] ?? 0));
+    lastCreationTime = Math.max(lastCreationTime, document._creationTime);
+  }
+  database._nextDocId = Math.max(database._nextDocId, lastCounter + 1);
+  database._lastCreationTime = Math.max(database._lastCreationTime, lastCreationTime);
+
+  // A top-level commit applies its writes to the documents: report them before the call answers.
+  const commit = database.commit.bind(database);
+  database.commit = (commitTs) => {
+    const ids = database._writes.length === 1 ? Object.keys(database._writes[0]) : [];
+    commit(commitTs);
+    if (ids.length === 0) return;
+    const writes = ids.map((id) => [id, id in database._documents ? convexToJson(database._documents[id]) : null]);
+    parentPort.postMessage({ type: "writes", writes });
+  };
+
+  parentPort.on("message", async ({ callId, kind, path: functionPath, args, identity }) => {
+    try {
+      const caller = identity ? test.withIdentity(identity) : test;
+      const value = await caller[kind](makeFunctionReference(functionPath), jsonToConvex(args));
+      parentPort.postMessage({ type: "result", callId, ok: true, value: convexToJson(value === undefined ? null : value) });
+    } catch (error) {
+      const isConvexError = typeof error === "object" && error !== null && Symbol.for("ConvexError") in error;
+      parentPort.postMessage({
+        type: "result",
+        callId,
+        ok: false,
+        errorMessage: isConvexError ? String(error.message) : uncaught(error),
+        ...(isConvexError && { errorData: convexToJson(error.data ?? null) }),
+      });
+    }
+  });
+  parentPort.postMessage({ type: "ready" });
+}
+
+if (mode === "serve") await serve();
+else parentPort.postMessage(await analyse());

@@ -9,7 +9,6 @@ import {
   getCanonicalUrls,
   keyOpensDeployment,
   listEnvironmentVariables,
-  runQuery,
   runSystemFunction,
   updateEnvironmentVariables,
 } from "./deployment";
@@ -32,7 +31,9 @@ import {
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
+import { runAction, runByUrl, runMutation, runQuery } from "./functions-api";
 import { PUSH_MODULES_DIR, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
+import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { syncUpgradeHandler } from "./sync";
 
 export { createEmulatorTeam, type EmulatorTeam } from "./store";
@@ -54,6 +55,8 @@ export interface EmulatorOptions {
   projectQuota?: number;
   /** Clock for OAuth code expiry. @default () => new Date() */
   now?: () => Date;
+  /** Longest run of a function call, per kind. @default FUNCTION_TIMEOUT_MS */
+  functionTimeoutMs?: Record<FunctionKind, number>;
   /** Called after every answered request with both sides of the exchange (contract tests). */
   onExchange?: (exchange: EmulatorExchange) => void;
 }
@@ -116,6 +119,9 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "GET", pattern: /^\/api\/v1\/get_canonical_urls$/, handler: getCanonicalUrls },
   { method: "GET", pattern: /^\/api\/v1\/deployment_info$/, handler: deploymentInfo },
   { method: "POST", pattern: /^\/api\/query$/, handler: runQuery },
+  { method: "POST", pattern: /^\/api\/mutation$/, handler: runMutation },
+  { method: "POST", pattern: /^\/api\/action$/, handler: runAction },
+  { method: "POST", pattern: /^\/api\/run\/.+$/, handler: runByUrl },
   { method: "POST", pattern: /^\/api\/get_config_hashes$/, handler: getConfigHashes },
   { method: "POST", pattern: /^\/api\/deploy2\/start_push$/, handler: startPush },
   { method: "POST", pattern: /^\/api\/deploy2\/wait_for_schema$/, handler: waitForSchema },
@@ -153,6 +159,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       },
     }),
   }));
+  const runtimes = new FunctionRuntimes(options.functionTimeoutMs);
   let builtInTeam: Promise<EmulatorTeam> | undefined;
 
   async function context(): Promise<EmulatorContext> {
@@ -169,6 +176,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       now: options.now ?? (() => new Date()),
       listeners,
       modulesDir: path.join(config.DATA_DIR, PUSH_MODULES_DIR),
+      runtimes,
     };
   }
 
@@ -281,7 +289,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       const current = await context();
       return { team: current.builtInTeam, deployments: await listeners.restore(current.db) };
     },
-    close: () => listeners.close(),
+    close: async () => {
+      await Promise.all([listeners.close(), runtimes.close()]);
+    },
     faults,
     identity,
   };

@@ -10,12 +10,12 @@ import type { PushedModule } from "./store";
  * their relative imports (`./_deps/…`) resolve as they did when the CLI bundled them.
  */
 
-const RUNNER_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "emulator", "function-runner.mjs");
+export const RUNNER_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "emulator", "function-runner.mjs");
 
 /** How long loading a push's modules may take before the push is refused (a module that loops at import). */
 export const ANALYSE_TIMEOUT_MS = 20_000;
 /** Heap of a worker running pushed code. */
-const WORKER_HEAP_MB = 256;
+export const WORKER_HEAP_MB = 256;
 
 /** The hash the CLI compares to decide whether a module changed (`hash()` in the CLI's components.ts). */
 export function moduleHash(module: { source: string; sourceMap?: string }): string {
@@ -81,7 +81,8 @@ export interface AnalyseInput {
 
 /** Loads a push's modules in a fresh worker with a time and heap limit and reports what they define. */
 export function analysePush(input: AnalyseInput, timeoutMs = ANALYSE_TIMEOUT_MS): Promise<{ ok: true; value: PushAnalysis } | AnalysisFailure> {
-  const { env, ...workerData } = input;
+  const { env, ...rest } = input;
+  const workerData = { mode: "analyse", ...rest };
   const worker = new Worker(RUNNER_SCRIPT, { workerData, env, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB }, stdout: true, stderr: true });
   // What modules print while loading is not reported (the backend drops it too).
   worker.stdout.resume();

@@ -250,6 +250,7 @@ export async function finishPushRequest(request: Request, context: EmulatorConte
   if (!body.dryRun) {
     const finished = started !== null && (await context.db.transaction((tx) => finishPush(tx, deployment.name, started.id)));
     if (!finished) throw new EmulatorError(400, "RaceDetected", "The push was replaced by another push before it finished; push again.");
+    await context.runtimes.stop(deployment.name);
   }
   const before = Object.keys(live?.analysis ?? {});
   const after = Object.keys(started?.analysis ?? {});

@@ -408,3 +408,27 @@ export async function listPushModules(db: SqlExecutor, pushId: string): Promise<
   );
   return rows.map((row) => ({ path: row.path, environment: row.environment, source: row.source, sourceMap: row.source_map ?? undefined, sha256: row.sha256 }));
 }
+
+/** A document write of a deployment's functions: the new value (convex JSON), or null when deleted. */
+export type DocumentWrite = [id: string, value: unknown];
+
+/** Every document of a deployment, as convex JSON. */
+export async function listDocuments(db: SqlExecutor, deploymentName: string): Promise<DocumentWrite[]> {
+  const { rows } = await db.query<{ id: string; value: unknown }>("select id, value from emulator_documents where deployment_name = $1 order by id", [deploymentName]);
+  return rows.map((row) => [row.id, row.value]);
+}
+
+/** Applies committed writes in order. */
+export async function applyDocumentWrites(tx: SqlExecutor, deploymentName: string, writes: readonly DocumentWrite[]): Promise<void> {
+  for (const [id, value] of writes) {
+    if (value === null) {
+      await tx.query("delete from emulator_documents where deployment_name = $1 and id = $2", [deploymentName, id]);
+    } else {
+      await tx.query(
+        `insert into emulator_documents (deployment_name, id, value) values ($1, $2, $3)
+         on conflict (deployment_name, id) do update set value = excluded.value`,
+        [deploymentName, id, JSON.stringify(value)],
+      );
+    }
+  }
+}

@@ -28,3 +28,12 @@ create table if not exists emulator_modules (
   sha256 text not null,
   primary key (push_id, path)
 );
+
+-- Documents of emulated deployments, as convex JSON (`convexToJson`), written by the functions the
+-- deployment runs. Ids are the ones the function runtime handed out.
+create table if not exists emulator_documents (
+  deployment_name text not null references emulator_deployments(name) on delete cascade,
+  id text not null,
+  value jsonb not null,
+  primary key (deployment_name, id)
+);

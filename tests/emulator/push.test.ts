@@ -1,8 +1,12 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { ConvexHttpClient } from "convex/browser";
+import { anyApi } from "convex/server";
+import { ConvexError } from "convex/values";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { provisionManagedProject, type ProvisionedBackendProject } from "@/lib/backend";
 import { findPush, listPushModules } from "@/lib/emulator/store";
@@ -10,6 +14,8 @@ import { getStore } from "@/lib/store";
 import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
 
 const CONVEX_BIN = path.resolve("node_modules/.bin/convex");
+/** Short enough for the endless query's test, long enough for a loaded machine. */
+const FUNCTION_TIMEOUT_MS = { query: 5_000, mutation: 5_000, action: 30_000 };
 
 const SCHEMA = `import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
@@ -19,8 +25,9 @@ export default defineSchema({
 });
 `;
 
-const MESSAGES = `import { v } from "convex/values";
-import { internalMutation, mutation, query } from "./_generated/server";
+const MESSAGES = `import { anyApi } from "convex/server";
+import { ConvexError, v } from "convex/values";
+import { action, internalMutation, mutation, query } from "./_generated/server";
 
 export const list = query({
   args: {},
@@ -38,7 +45,54 @@ export const clear = internalMutation({
     for (const message of await ctx.db.query("messages").collect()) await ctx.db.delete(message._id);
   },
 });
+
+export const byAuthor = query({
+  args: { author: v.string() },
+  handler: async (ctx, { author }) => ctx.db.query("messages").withIndex("by_author", (q) => q.eq("author", author)).order("desc").collect(),
+});
+
+export const sendUnchecked = mutation({
+  args: { document: v.any() },
+  handler: async (ctx, { document }) => ctx.db.insert("messages", document),
+});
+
+export const refuse = mutation({
+  args: {},
+  handler: async () => {
+    throw new ConvexError({ reason: "closed", retryAfter: 5 });
+  },
+});
+
+export const shout = action({
+  args: { author: v.string(), body: v.string() },
+  handler: async (ctx, args) => {
+    const id = await ctx.runMutation(anyApi.messages.send, { ...args, body: args.body.toUpperCase() });
+    return { id, count: (await ctx.runQuery(anyApi.messages.list, {})).length };
+  },
+});
+
+export const spin = query({
+  args: {},
+  handler: async () => {
+    for (;;) {}
+  },
+});
 `;
+
+/** A fetch that opens a new connection for each request (no keep-alive pool). */
+async function fetchOnNewConnection(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const body = typeof init?.body === "string" ? init.body : undefined;
+  return new Promise((resolve, reject) => {
+    const request = http.request(String(input), { method: init?.method ?? "GET", headers: Object.fromEntries(new Headers(init?.headers)), agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: response.statusCode, headers: response.headers as Record<string, string> })));
+      response.on("error", reject);
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
 
 /**
  * The real `convex` CLI (1.48) pushes to an emulated deployment: `convex dev --once --url
@@ -52,7 +106,7 @@ describe("convex dev pushes to the emulated deployment", () => {
   let cwd: string;
 
   beforeAll(async () => {
-    emulator = await startTestEmulator();
+    emulator = await startTestEmulator({ functionTimeoutMs: FUNCTION_TIMEOUT_MS });
     project = await provisionManagedProject({ ...emulator.team, projectName: "push app" }, emulator.management);
     cwd = fs.mkdtempSync(path.join(os.tmpdir(), "convex-push-"));
     fs.writeFileSync(path.join(cwd, "package.json"), JSON.stringify({ name: "push-app", private: true, dependencies: { convex: "1.48.0" } }));
@@ -93,9 +147,14 @@ describe("convex dev pushes to the emulated deployment", () => {
     expect(live?.config.functions).toBe("convex/");
     expect(live?.analysis["messages.js"]).toEqual({
       functions: [
+        { name: "byAuthor", pos: null, udfType: "Query", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "clear", pos: null, udfType: "Mutation", visibility: { kind: "internal" }, args: expect.any(String), returns: expect.any(String) },
         { name: "list", pos: null, udfType: "Query", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
+        { name: "refuse", pos: null, udfType: "Mutation", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "send", pos: null, udfType: "Mutation", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
+        { name: "sendUnchecked", pos: null, udfType: "Mutation", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
+        { name: "shout", pos: null, udfType: "Action", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
+        { name: "spin", pos: null, udfType: "Query", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
       ],
       httpRoutes: null,
       cronSpecs: null,
@@ -137,5 +196,57 @@ describe("convex dev pushes to the emulated deployment", () => {
     } finally {
       fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
     }
+  });
+
+  it("ConvexHttpClient runs queries, mutations and actions on the pushed code; the data survives a restart", { timeout: 120_000 }, async () => {
+    const client = new ConvexHttpClient(project.deploymentUrl);
+    expect(await client.query(anyApi.messages.list, {})).toEqual([]);
+    const id = await client.mutation(anyApi.messages.send, { author: "ada", body: "hello" });
+    expect(typeof id).toBe("string");
+    const shouted = await client.action(anyApi.messages.shout, { author: "bob", body: "hi" });
+    expect(shouted).toEqual({ id: expect.any(String), count: 2 });
+    await client.mutation(anyApi.messages.send, { author: "ada", body: "again" });
+    const byAda = await client.query(anyApi.messages.byAuthor, { author: "ada" });
+    expect(byAda.map((message: { body: string }) => message.body)).toEqual(["again", "hello"]);
+    expect(byAda[1]).toEqual({ _id: id, _creationTime: expect.any(Number), author: "ada", body: "hello" });
+
+    // The server restarts: a new emulator on the same store reopens the deployment's port.
+    await emulator.server.close();
+    emulator = await startTestEmulator({ functionTimeoutMs: FUNCTION_TIMEOUT_MS });
+    await emulator.server.emulator.start();
+    // A client on new connections: the global fetch may still hold sockets the old server closed.
+    const fresh = new ConvexHttpClient(project.deploymentUrl, { fetch: fetchOnNewConnection });
+    const after = await fresh.query(anyApi.messages.list, {});
+    expect(after.map((message: { body: string }) => message.body)).toEqual(["hello", "HI", "again"]);
+    // Ids handed out after the restart do not collide with stored ones.
+    const next = await fresh.mutation(anyApi.messages.send, { author: "cy", body: "new" });
+    expect(after.map((message: { _id: string }) => message._id)).not.toContain(next);
+  });
+
+  it("refuses bad arguments, schema violations, ConvexErrors and internal functions with the real error shapes", { timeout: 120_000 }, async () => {
+    const client = new ConvexHttpClient(project.deploymentUrl);
+    // convex-test's wording of a validator mismatch.
+    await expect(client.mutation(anyApi.messages.send, { author: 1, body: "x" })).rejects.toThrow("Validator error: Expected `string`, got `1`");
+    await expect(client.mutation(anyApi.messages.sendUnchecked, { document: { author: "ada" } })).rejects.toThrow(/body/);
+    const refused = await client.mutation(anyApi.messages.refuse, {}).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConvexError);
+    expect((refused as ConvexError<{ reason: string }>).data).toEqual({ reason: "closed", retryAfter: 5 });
+    await expect(client.mutation(anyApi.messages.clear, {})).rejects.toThrow("Could not find public function for 'messages:clear'");
+    await expect(client.query(anyApi.messages.send, {})).rejects.toThrow("Trying to execute messages:send as Query, but it is defined as Mutation.");
+
+    // An admin key (as the CLI's `convex run` sends it) may run internal functions.
+    const cleared = await fetch(new URL("/api/mutation", project.deploymentUrl), {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Convex ${project.token}` },
+      body: JSON.stringify({ path: "messages:clear", args: [{}], format: "convex_encoded_json" }),
+    });
+    expect(await cleared.json()).toEqual({ status: "success", value: null, logLines: [] });
+    expect(await client.query(anyApi.messages.list, {})).toEqual([]);
+  });
+
+  it("a query that never returns is stopped at the time limit; the deployment keeps answering", { timeout: 120_000 }, async () => {
+    const client = new ConvexHttpClient(project.deploymentUrl);
+    await expect(client.query(anyApi.messages.spin, {})).rejects.toThrow("Function execution timed out");
+    expect(await client.query(anyApi.messages.list, {})).toEqual([]);
   });
 });

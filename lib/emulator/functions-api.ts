@@ -1,0 +1,110 @@
+import { z } from "zod";
+import type { EmulatorContext } from "./context";
+import { badDeployKey, keyOpensDeployment, runSystemFunction } from "./deployment";
+import { authorizationCredential, readJson } from "./http";
+import type { AnalysedModule } from "./modules";
+import type { CallResult, FunctionKind, UserIdentity } from "./runtime";
+import { findPush, type EmulatorDeployment } from "./store";
+
+/**
+ * Calling a deployment's functions, as hosted deployments answer it: the public HTTP API
+ * (`/api/query`, `/api/mutation`, `/api/action`, `/api/run/<module>/<export>`) and, through
+ * {@link runFunction}, the sync WebSocket. Public functions need no key; internal and system
+ * functions need an admin key.
+ */
+
+/** HTTP status of a failed function call, with a `{status: "error", errorMessage}` body (convex `STATUS_CODE_UDF_FAILED`). */
+const UDF_FAILED = 560;
+
+const SYSTEM_PREFIX = "_system/";
+
+const UDF_TYPE: Record<FunctionKind, string> = { query: "Query", mutation: "Mutation", action: "Action" };
+const KIND_OF: Record<string, FunctionKind> = { Query: "query", Mutation: "mutation", Action: "action" };
+
+/** `messages:list`, `messages.js:list` or `messages` (the default export) as module path and export name. */
+function splitPath(path: string): { modulePath: string; exportName: string } {
+  const [modulePart, exportName = "default"] = path.split(":");
+  return { modulePath: modulePart.replace(/\.js$/, ""), exportName };
+}
+
+export interface FunctionRequest {
+  path: string;
+  /** What the caller asked to run; "any" for `/api/run/…`. */
+  kind: FunctionKind | "any";
+  /** The arguments object, convex JSON. */
+  args: unknown;
+  /** The caller sent a key that opens the deployment. */
+  admin: boolean;
+  identity?: UserIdentity | null;
+}
+
+function notFound(path: string): CallResult {
+  return { ok: false, errorMessage: `Could not find public function for '${path.slice(0, 200)}'. Did you forget to run \`npx convex dev\` or \`npx convex deploy\`?` };
+}
+
+/** Runs a function of the deployment's live code (or a system function, for admins). */
+export async function runFunction(context: EmulatorContext, deployment: EmulatorDeployment, request: FunctionRequest): Promise<CallResult> {
+  if (request.path.startsWith(SYSTEM_PREFIX)) {
+    if (!request.admin) return notFound(request.path);
+    const result = await runSystemFunction(context, deployment, request.path, [request.args]);
+    return result.ok ? result : { ok: false, errorMessage: result.errorMessage };
+  }
+  const push = await findPush(context.db, deployment.name);
+  const { modulePath, exportName } = splitPath(request.path);
+  const analysed = (push?.analysis[`${modulePath}.js`] as AnalysedModule | undefined)?.functions.find((fn) => fn.name === exportName);
+  if (!push || !analysed || (!request.admin && analysed.visibility?.kind !== "public")) return notFound(request.path);
+  const kind = KIND_OF[analysed.udfType];
+  if (request.kind !== "any" && request.kind !== kind) {
+    return { ok: false, errorMessage: `Trying to execute ${modulePath}:${exportName} as ${UDF_TYPE[request.kind]}, but it is defined as ${analysed.udfType}.` };
+  }
+  return context.runtimes.call(context, deployment, push, { kind, udfPath: `${modulePath}:${exportName}`, args: request.args, identity: request.identity });
+}
+
+const callBody = z.object({
+  path: z.string(),
+  format: z.string().optional(),
+  // ConvexHttpClient sends `[args]`; the documented HTTP API sends the object.
+  args: z.unknown().optional(),
+});
+
+const runBody = z.object({ format: z.string().optional(), args: z.unknown().optional() });
+
+/** Whether the request carries an admin key of this deployment; a key that does not open it is refused. */
+async function isAdmin(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<boolean> {
+  const key = authorizationCredential(request, "Convex");
+  if (!key) return false;
+  if (!(await keyOpensDeployment(context, key, deployment))) throw badDeployKey(deployment);
+  return true;
+}
+
+function argsObject(args: unknown): unknown {
+  return (Array.isArray(args) ? args[0] : args) ?? {};
+}
+
+function answer(result: CallResult): Response {
+  return result.ok
+    ? Response.json({ status: "success", value: result.value, logLines: [] })
+    : Response.json({ status: "error", errorMessage: result.errorMessage, errorData: result.errorData ?? null, logLines: [] }, { status: UDF_FAILED });
+}
+
+async function call(kind: FunctionKind, request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  const admin = await isAdmin(request, context, deployment);
+  const body = await readJson(request, callBody);
+  return answer(await runFunction(context, deployment, { path: body.path, kind, args: argsObject(body.args), admin }));
+}
+
+/** `POST /api/query`. */
+export const runQuery = (request: Request, context: EmulatorContext, deployment: EmulatorDeployment) => call("query", request, context, deployment);
+/** `POST /api/mutation`. */
+export const runMutation = (request: Request, context: EmulatorContext, deployment: EmulatorDeployment) => call("mutation", request, context, deployment);
+/** `POST /api/action`. */
+export const runAction = (request: Request, context: EmulatorContext, deployment: EmulatorDeployment) => call("action", request, context, deployment);
+
+/** `POST /api/run/<module path>/<export>`: any kind of function, named by its URL. */
+export async function runByUrl(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  const admin = await isAdmin(request, context, deployment);
+  const body = await readJson(request, runBody);
+  const segments = new URL(request.url).pathname.replace(/^\/api\/run\//, "").split("/").map(decodeURIComponent);
+  const exportName = segments.pop() ?? "default";
+  return answer(await runFunction(context, deployment, { path: `${segments.join("/")}:${exportName}`, kind: "any", args: argsObject(body.args), admin }));
+}

@@ -1,0 +1,163 @@
+import { Worker } from "node:worker_threads";
+import { log } from "@/lib/log";
+import type { EmulatorContext } from "./context";
+import { deploymentUrlForPort } from "./listeners";
+import { RUNNER_SCRIPT, WORKER_HEAP_MB, writePushModules } from "./modules";
+import { applyDocumentWrites, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
+
+/**
+ * Runs the live code of emulated deployments: one worker per deployment (`function-runner.mjs` in
+ * "serve" mode) holding its documents in convex-test's database, started on the first call and
+ * stopped by the next push. Committed writes are persisted in the store, in commit order, before
+ * the call that made them answers, so a restarted worker (or server) starts from the same data.
+ */
+
+export type FunctionKind = "query" | "mutation" | "action";
+
+/** The identity a function sees in `ctx.auth.getUserIdentity()`. */
+export type UserIdentity = Record<string, unknown> & { subject: string; issuer: string };
+
+export interface FunctionCall {
+  kind: FunctionKind;
+  /** `module:export`, module without extension. */
+  udfPath: string;
+  /** The arguments object, convex JSON. */
+  args: unknown;
+  identity?: UserIdentity | null;
+}
+
+/** What a call answers: its value (convex JSON), or the error the client sees. */
+export type CallResult = { ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown };
+
+/** Longest run of one call, per kind (the backend's limits: 1 s of queries and mutations, 10 min of actions; looser here for loaded machines). */
+export const FUNCTION_TIMEOUT_MS: Record<FunctionKind, number> = { query: 10_000, mutation: 10_000, action: 600_000 };
+
+interface RunningWorker {
+  worker: Worker;
+  pushId: string;
+  pending: Map<number, (result: CallResult) => void>;
+  /** Persistence of the writes reported so far, in order. */
+  persisted: Promise<void>;
+}
+
+type WorkerMessage =
+  | { type: "ready" }
+  | { type: "writes"; writes: DocumentWrite[] }
+  | ({ type: "result"; callId: number } & CallResult);
+
+export class FunctionRuntimes {
+  private readonly running = new Map<string, Promise<RunningWorker>>();
+  private nextCallId = 0;
+
+  constructor(
+    private readonly timeoutMs: Record<FunctionKind, number> = FUNCTION_TIMEOUT_MS,
+    /** Called after the writes of a commit were persisted (subscriptions re-run their queries). */
+    private readonly onCommit: (deploymentName: string, writes: readonly DocumentWrite[]) => void = () => undefined,
+  ) {}
+
+  /** Runs one function of the deployment's live push. */
+  async call(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
+    let running = this.running.get(deployment.name);
+    if (running && (await running.catch(() => null))?.pushId !== push.id) {
+      await this.stop(deployment.name);
+      running = undefined;
+    }
+    if (!running) {
+      running = this.start(context, deployment, push);
+      this.running.set(deployment.name, running);
+      running.catch(() => this.running.delete(deployment.name));
+    }
+    const current = await running;
+    const callId = this.nextCallId++;
+    const limit = this.timeoutMs[call.kind];
+    return new Promise<CallResult>((resolve) => {
+      const timer = setTimeout(() => {
+        // A function that does not return holds the worker's thread: only a new worker ends it.
+        current.pending.delete(callId);
+        resolve({ ok: false, errorMessage: `Function execution timed out (maximum duration: ${limit / 1000}s).` });
+        void this.stop(deployment.name);
+      }, limit);
+      current.pending.set(callId, (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+      current.worker.postMessage({ callId, kind: call.kind, path: call.udfPath, args: call.args, identity: call.identity ?? null });
+    });
+  }
+
+  private async start(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
+    const modules = await listPushModules(context.db, push.id);
+    const dir = await writePushModules(context.modulesDir, push.id, modules);
+    const variables = await listEnvVars(context.db, deployment.name);
+    const url = deployment.port === null ? "" : deploymentUrlForPort(deployment.port);
+    const schemaPath = modules.find((pushed) => pushed.path === "schema.js")?.path ?? null;
+    const worker = new Worker(RUNNER_SCRIPT, {
+      workerData: {
+        mode: "serve",
+        dir,
+        modulePaths: Object.keys(push.analysis),
+        schemaPath,
+        documents: await listDocuments(context.db, deployment.name),
+      },
+      env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: url, CONVEX_SITE_URL: url },
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      stdout: true,
+      stderr: true,
+    });
+    worker.stdout.resume();
+    worker.stderr.resume();
+    const running: RunningWorker = { worker, pushId: push.id, pending: new Map(), persisted: Promise.resolve() };
+    const fail = (errorMessage: string) => {
+      for (const settle of running.pending.values()) settle({ ok: false, errorMessage });
+      running.pending.clear();
+    };
+    return new Promise<RunningWorker>((resolve, reject) => {
+      worker.on("message", (message: WorkerMessage) => {
+        if (message.type === "ready") resolve(running);
+        else if (message.type === "writes") {
+          running.persisted = running.persisted
+            .then(() => context.db.transaction((tx) => applyDocumentWrites(tx, deployment.name, message.writes)))
+            .then(() => this.onCommit(deployment.name, message.writes))
+            .catch((error) => log.error("emulated deployment writes not persisted", { deployment: deployment.name, error }));
+        } else {
+          const { callId, ...result } = message;
+          void running.persisted.then(() => {
+            running.pending.get(callId)?.(result.ok ? { ok: true, value: result.value } : { ok: false, errorMessage: result.errorMessage, errorData: result.errorData });
+            running.pending.delete(callId);
+          });
+        }
+      });
+      worker.once("error", (error) => {
+        reject(error);
+        fail(`Uncaught ${error.name}: ${error.message}`);
+        this.forget(deployment.name, running);
+      });
+      worker.once("exit", () => {
+        reject(new Error("The function runtime exited before it was ready."));
+        fail("The function runtime stopped while the function ran.");
+        this.forget(deployment.name, running);
+      });
+    });
+  }
+
+  /** Drops the map entry if it still points at this worker. */
+  private forget(name: string, running: RunningWorker): void {
+    void this.running.get(name)?.then(
+      (current) => current === running && this.running.delete(name),
+      () => undefined,
+    );
+  }
+
+  /** Stops a deployment's worker (a new push, a stuck function, a deleted project); the next call starts a fresh one. */
+  async stop(name: string): Promise<void> {
+    const running = this.running.get(name);
+    this.running.delete(name);
+    const current = await running?.catch(() => null);
+    if (current) await current.worker.terminate();
+  }
+
+  /** Stops every worker (shutdown, test teardown). */
+  async close(): Promise<void> {
+    await Promise.all([...this.running.keys()].map((name) => this.stop(name)));
+  }
+}
