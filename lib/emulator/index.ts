@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import path from "node:path";
 import { getConfig, type Config } from "@/lib/config";
 import { log } from "@/lib/log";
@@ -9,7 +10,6 @@ import {
   getCanonicalUrls,
   keyOpensDeployment,
   listEnvironmentVariables,
-  runSystemFunction,
   updateEnvironmentVariables,
 } from "./deployment";
 import { FaultController, applyFault, faultRuleSchema, type FaultRule } from "./faults";
@@ -31,7 +31,7 @@ import {
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
-import { runAction, runByUrl, runMutation, runQuery } from "./functions-api";
+import { runAction, runByUrl, runFunction, runMutation, runQuery } from "./functions-api";
 import { PUSH_MODULES_DIR, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { syncUpgradeHandler } from "./sync";
@@ -153,13 +153,19 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         const { context, deployment } = await deploymentContext(name);
         return keyOpensDeployment(context, key, deployment);
       },
-      run: async (path, args) => {
+      run: async (request) => {
         const { context, deployment } = await deploymentContext(name);
-        return runSystemFunction(context, deployment, path, args);
+        return runFunction(context, deployment, request);
+      },
+      subscribe: (listener) => {
+        commits.on(name, listener);
+        return () => commits.off(name, listener);
       },
     }),
   }));
-  const runtimes = new FunctionRuntimes(options.functionTimeoutMs);
+  // Deployment name → its commits, for the sync sessions that re-run their queries.
+  const commits = new EventEmitter().setMaxListeners(0);
+  const runtimes = new FunctionRuntimes(options.functionTimeoutMs, (deploymentName) => commits.emit(deploymentName));
   let builtInTeam: Promise<EmulatorTeam> | undefined;
 
   async function context(): Promise<EmulatorContext> {

@@ -3,15 +3,21 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
 import { log } from "@/lib/log";
-import type { FunctionResult } from "./deployment";
+import type { FunctionRequest } from "./functions-api";
+import type { CallResult } from "./runtime";
 
 /**
- * The deployment's sync WebSocket (`/api/<client version>/sync`), reduced to what the `convex` CLI
- * needs for `env get` / `env list`: it subscribes to one system query with an admin key, takes the
- * first result and closes. Queries are answered once (no live updates); mutations and actions fail.
+ * The deployment's sync WebSocket (`/api/<client version>/sync`), the protocol of the `convex`
+ * browser client (ConvexReactClient, ConvexClient) and of the CLI's `env get` / `env list`:
+ * query-set changes, mutations, actions and authentication (admin keys; no user identities yet).
+ * After every commit of the deployment each session re-runs its queries and sends what changed in
+ * one Transition; a mutation's response is followed by a transition, so the client sees its writes
+ * when the mutation resolves. A Ping every {@link PING_INTERVAL_MS} keeps idle clients from
+ * reconnecting (they give up on a server silent for 60 s).
  */
 
 const SYNC_PATH = /^\/api\/[^/]+\/sync$/;
+const PING_INTERVAL_MS = 15_000;
 
 const clientMessage = z.discriminatedUnion("type", [
   z.object({ type: z.literal("Connect") }),
@@ -27,31 +33,51 @@ const clientMessage = z.discriminatedUnion("type", [
       ]),
     ),
   }),
-  z.object({ type: z.enum(["Mutation", "Action"]), requestId: z.number().int() }),
+  z.object({ type: z.enum(["Mutation", "Action"]), requestId: z.number().int(), udfPath: z.string(), args: z.array(z.unknown()) }),
   z.object({ type: z.literal("Event") }),
 ]);
 
 type ClientMessage = z.output<typeof clientMessage>;
 
-/** What one deployment's socket can do: check an admin key and run a system query. */
+/** What one deployment's socket can do: check an admin key, run functions, hear about commits. */
 export interface SyncBackend {
   authorize(key: string): Promise<boolean>;
-  run(udfPath: string, args: unknown[]): Promise<FunctionResult>;
+  run(request: FunctionRequest): Promise<CallResult>;
+  /** Calls `listener` after every commit of the deployment; returns the unsubscribe. */
+  subscribe(listener: () => void): () => void;
 }
 
 /** The protocol's timestamps are u64 little-endian, base64. */
-function encodeTs(ts: number): string {
+function encodeTs(ts: bigint): string {
   const bytes = Buffer.alloc(8);
-  bytes.writeBigUInt64LE(BigInt(ts));
+  bytes.writeBigUInt64LE(ts);
   return bytes.toString("base64");
 }
 
-/** State of one connection: the versions the client last saw and whether its key was accepted. */
+let lastTs = 0n;
+
+/** A timestamp (nanoseconds) later than every one handed out before in this process. */
+function nextTs(): bigint {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  lastTs = now > lastTs ? now : lastTs + 1n;
+  return lastTs;
+}
+
+type QueryModification =
+  | { type: "QueryUpdated"; queryId: number; value: unknown; logLines: string[]; journal: null }
+  | { type: "QueryFailed"; queryId: number; errorMessage: string; logLines: string[]; errorData: unknown; journal: null }
+  | { type: "QueryRemoved"; queryId: number };
+
+/** The first element of the protocol's `args: [argsObject]`. */
+const argsObject = (args: unknown[]) => args[0] ?? {};
+
+/** State of one connection: the versions the client last saw, its key, and its subscribed queries with their last answers. */
 class SyncSession {
   private querySet = 0;
   private identity = 0;
-  private ts = 0;
+  private ts = 0n;
   private admin = false;
+  private readonly queries = new Map<number, { udfPath: string; args: unknown; answer: string }>();
 
   constructor(
     private readonly socket: WebSocket,
@@ -63,53 +89,97 @@ class SyncSession {
   }
 
   /** Moves the client from the versions it has to the new ones, with these query changes. */
-  private transition(next: { querySet?: number; identity?: number }, modifications: unknown[]): void {
+  private transition(next: { querySet?: number; identity?: number }, modifications: QueryModification[]): void {
     const start = { querySet: this.querySet, identity: this.identity, ts: encodeTs(this.ts) };
     this.querySet = next.querySet ?? this.querySet;
     this.identity = next.identity ?? this.identity;
-    this.ts += 1;
+    this.ts = nextTs();
     this.send({ type: "Transition", startVersion: start, endVersion: { querySet: this.querySet, identity: this.identity, ts: encodeTs(this.ts) }, modifications });
   }
 
   async receive(message: ClientMessage): Promise<void> {
     switch (message.type) {
       case "Authenticate": {
-        this.admin = message.tokenType === "Admin" && message.value !== undefined && (await this.backend.authorize(message.value));
-        if (!this.admin) {
-          this.send({ type: "AuthError", error: "The provided admin key was invalid for this deployment.", baseVersion: message.baseVersion, authUpdateAttempted: true });
+        if (message.tokenType === "None") {
+          this.admin = false;
+          this.transition({ identity: message.baseVersion + 1 }, await this.rerun());
           return;
         }
-        this.transition({ identity: message.baseVersion + 1 }, []);
+        this.admin = message.tokenType === "Admin" && message.value !== undefined && (await this.backend.authorize(message.value));
+        if (!this.admin) {
+          const error = message.tokenType === "Admin" ? "The provided admin key was invalid for this deployment." : "The built-in deployment does not verify user identities yet; sign-in tokens are refused.";
+          this.send({ type: "AuthError", error, baseVersion: message.baseVersion, authUpdateAttempted: true });
+          return;
+        }
+        this.transition({ identity: message.baseVersion + 1 }, await this.rerun());
         return;
       }
       case "ModifyQuerySet": {
-        const modifications = await Promise.all(message.modifications.map((change) => this.answer(change)));
+        const modifications: QueryModification[] = [];
+        for (const change of message.modifications) {
+          if (change.type === "Remove") {
+            this.queries.delete(change.queryId);
+            modifications.push({ type: "QueryRemoved", queryId: change.queryId });
+          } else {
+            const query = { udfPath: change.udfPath, args: argsObject(change.args), answer: "" };
+            this.queries.set(change.queryId, query);
+            modifications.push(await this.run(change.queryId, query));
+          }
+        }
         this.transition({ querySet: message.newVersion }, modifications);
         return;
       }
-      case "Mutation":
-      case "Action":
-        this.send({
-          type: `${message.type}Response`,
-          requestId: message.requestId,
-          success: false,
-          result: `The local emulator does not run ${message.type.toLowerCase()}s.`,
-          logLines: [],
-        });
+      case "Mutation": {
+        const result = await this.backend.run({ path: message.udfPath, kind: "mutation", args: argsObject(message.args), admin: this.admin });
+        if (!result.ok) {
+          this.send({ type: "MutationResponse", requestId: message.requestId, success: false, result: result.errorMessage, errorData: result.errorData, logLines: [] });
+          return;
+        }
+        // The client resolves a mutation at the first transition at or after the response's
+        // timestamp, so the transition with the queries' new answers follows the response.
+        const modifications = await this.rerun();
+        this.send({ type: "MutationResponse", requestId: message.requestId, success: true, result: result.value, ts: encodeTs(nextTs()), logLines: [] });
+        this.transition({}, modifications);
         return;
+      }
+      case "Action": {
+        const result = await this.backend.run({ path: message.udfPath, kind: "action", args: argsObject(message.args), admin: this.admin });
+        this.send(
+          result.ok
+            ? { type: "ActionResponse", requestId: message.requestId, success: true, result: result.value, logLines: [] }
+            : { type: "ActionResponse", requestId: message.requestId, success: false, result: result.errorMessage, errorData: result.errorData, logLines: [] },
+        );
+        return;
+      }
       default:
         return;
     }
   }
 
-  private async answer(change: Extract<ClientMessage, { type: "ModifyQuerySet" }>["modifications"][number]): Promise<unknown> {
-    if (change.type === "Remove") return { type: "QueryRemoved", queryId: change.queryId };
-    const result: FunctionResult = this.admin
-      ? await this.backend.run(change.udfPath, change.args)
-      : { ok: false, errorMessage: "Unauthenticated: this emulator only answers queries sent with an admin key." };
-    return result.ok
-      ? { type: "QueryUpdated", queryId: change.queryId, value: result.value ?? null, logLines: [], journal: null }
-      : { type: "QueryFailed", queryId: change.queryId, errorMessage: result.errorMessage, logLines: [], errorData: null, journal: null };
+  /** After a commit elsewhere: re-runs the queries and sends a transition when an answer changed. */
+  async refresh(): Promise<void> {
+    const modifications = await this.rerun();
+    if (modifications.length > 0) this.transition({}, modifications);
+  }
+
+  /** Re-runs every subscribed query; the modifications of those whose answer changed. */
+  private async rerun(): Promise<QueryModification[]> {
+    const modifications: QueryModification[] = [];
+    for (const [queryId, query] of this.queries) {
+      const previous = query.answer;
+      const modification = await this.run(queryId, query);
+      if (query.answer !== previous) modifications.push(modification);
+    }
+    return modifications;
+  }
+
+  private async run(queryId: number, query: { udfPath: string; args: unknown; answer: string }): Promise<QueryModification> {
+    const result = await this.backend.run({ path: query.udfPath, kind: "query", args: query.args, admin: this.admin });
+    const modification: QueryModification = result.ok
+      ? { type: "QueryUpdated", queryId, value: result.value ?? null, logLines: [], journal: null }
+      : { type: "QueryFailed", queryId, errorMessage: result.errorMessage, logLines: [], errorData: result.errorData ?? null, journal: null };
+    query.answer = JSON.stringify(modification);
+    return modification;
   }
 }
 
@@ -123,16 +193,33 @@ export function syncUpgradeHandler(backend: SyncBackend): (request: http.Incomin
     }
     server.handleUpgrade(request, socket, head, (ws) => {
       const session = new SyncSession(ws, backend);
-      // Messages are handled one after another, in the order they came.
+      // Messages and refreshes are handled one after another, so transitions chain their versions.
       let queue = Promise.resolve();
-      ws.on("message", (data) => {
-        queue = queue.then(async () => {
-          const parsed = clientMessage.safeParse(JSON.parse(String(data)));
-          if (parsed.success) await session.receive(parsed.data);
-        }).catch((error: unknown) => {
+      const enqueue = (work: () => Promise<void>) => {
+        queue = queue.then(work).catch((error: unknown) => {
           log.error("emulator sync message failed", { error });
           ws.send(JSON.stringify({ type: "FatalError", error: "InternalServerError" }));
           ws.close();
+        });
+      };
+      let refreshQueued = false;
+      const unsubscribe = backend.subscribe(() => {
+        if (refreshQueued) return;
+        refreshQueued = true;
+        enqueue(() => {
+          refreshQueued = false;
+          return session.refresh();
+        });
+      });
+      const ping = setInterval(() => ws.send(JSON.stringify({ type: "Ping" })), PING_INTERVAL_MS);
+      ws.on("close", () => {
+        unsubscribe();
+        clearInterval(ping);
+      });
+      ws.on("message", (data) => {
+        enqueue(async () => {
+          const parsed = clientMessage.safeParse(JSON.parse(String(data)));
+          if (parsed.success) await session.receive(parsed.data);
         });
       });
     });

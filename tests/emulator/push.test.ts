@@ -4,10 +4,11 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { ConvexHttpClient } from "convex/browser";
+import { ConvexClient, ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { ConvexError } from "convex/values";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { provisionManagedProject, type ProvisionedBackendProject } from "@/lib/backend";
 import { findPush, listPushModules } from "@/lib/emulator/store";
 import { getStore } from "@/lib/store";
@@ -248,5 +249,41 @@ describe("convex dev pushes to the emulated deployment", () => {
     const client = new ConvexHttpClient(project.deploymentUrl);
     await expect(client.query(anyApi.messages.spin, {})).rejects.toThrow("Function execution timed out");
     expect(await client.query(anyApi.messages.list, {})).toEqual([]);
+  });
+
+  it("ConvexClient over the sync WebSocket: a subscription sees another client's mutation without asking again", { timeout: 120_000 }, async () => {
+    const options = { webSocketConstructor: WebSocket as unknown as typeof globalThis.WebSocket, unsavedChangesWarning: false };
+    const writer = new ConvexClient(project.deploymentUrl, options);
+    const reader = new ConvexClient(project.deploymentUrl, options);
+    try {
+      const seen: string[][] = [];
+      let notify: () => void = () => undefined;
+      const unsubscribe = reader.onUpdate(anyApi.messages.list, {}, (messages: { body: string }[]) => {
+        seen.push(messages.map((message) => message.body));
+        notify();
+      });
+      const until = (predicate: () => boolean) =>
+        new Promise<void>((resolve) => {
+          notify = () => predicate() && resolve();
+          notify();
+        });
+      await until(() => seen.length > 0);
+      const before = seen.at(-1)!;
+
+      await writer.mutation(anyApi.messages.send, { author: "ws", body: "live" });
+      // The writer's own query answers with its write once the mutation resolved.
+      expect((await writer.query(anyApi.messages.list, {})).map((message: { body: string }) => message.body)).toEqual([...before, "live"]);
+      await until(() => seen.at(-1)!.includes("live"));
+      expect(seen.at(-1)).toEqual([...before, "live"]);
+
+      expect(await writer.action(anyApi.messages.shout, { author: "ws", body: "loud" })).toEqual({ id: expect.any(String), count: before.length + 2 });
+      await until(() => seen.at(-1)!.includes("LOUD"));
+
+      const refused = await writer.mutation(anyApi.messages.refuse, {}).catch((error: unknown) => error);
+      expect((refused as ConvexError<{ reason: string }>).data).toEqual({ reason: "closed", retryAfter: 5 });
+      unsubscribe();
+    } finally {
+      await Promise.all([writer.close(), reader.close()]);
+    }
   });
 });
