@@ -150,11 +150,21 @@ async function serve() {
     parentPort.postMessage({ type: "writes", writes });
   };
 
-  parentPort.on("message", async ({ callId, kind, path: functionPath, args, identity }) => {
+  /** An HTTP action's answer as plain data (status, header pairs, body base64). */
+  async function fetchHttpAction({ path: requestPath, method, headers, body }) {
+    const response = await test.fetch(requestPath, { method, headers, body: body === null ? undefined : Buffer.from(body, "base64") });
+    return { status: response.status, headers: [...response.headers], body: Buffer.from(await response.arrayBuffer()).toString("base64") };
+  }
+
+  parentPort.on("message", async ({ callId, call }) => {
     try {
-      const caller = identity ? test.withIdentity(identity) : test;
-      const value = await caller[kind](makeFunctionReference(functionPath), jsonToConvex(args));
-      parentPort.postMessage({ type: "result", callId, ok: true, value: convexToJson(value === undefined ? null : value) });
+      let value;
+      if (call.kind === "http") value = await fetchHttpAction(call.request);
+      else {
+        const caller = call.identity ? test.withIdentity(call.identity) : test;
+        value = convexToJson((await caller[call.kind](makeFunctionReference(call.udfPath), jsonToConvex(call.args))) ?? null);
+      }
+      parentPort.postMessage({ type: "result", callId, ok: true, value });
     } catch (error) {
       const isConvexError = typeof error === "object" && error !== null && Symbol.for("ConvexError") in error;
       parentPort.postMessage({

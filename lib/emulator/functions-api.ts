@@ -3,7 +3,7 @@ import type { EmulatorContext } from "./context";
 import { badDeployKey, keyOpensDeployment, runSystemFunction } from "./deployment";
 import { authorizationCredential, readJson } from "./http";
 import type { AnalysedModule } from "./modules";
-import type { CallResult, FunctionKind, UserIdentity } from "./runtime";
+import type { CallResult, FunctionKind, HttpActionResponse, UserIdentity } from "./runtime";
 import { findPush, type EmulatorDeployment } from "./store";
 
 /**
@@ -107,4 +107,24 @@ export async function runByUrl(request: Request, context: EmulatorContext, deplo
   const segments = new URL(request.url).pathname.replace(/^\/api\/run\//, "").split("/").map(decodeURIComponent);
   const exportName = segments.pop() ?? "default";
   return answer(await runFunction(context, deployment, { path: `${segments.join("/")}:${exportName}`, kind: "any", args: argsObject(body.args), admin }));
+}
+
+const HTTP_MODULE = "http.js";
+
+/**
+ * A request outside the API paths, for the HTTP actions of `convex/http.ts` (the deployment's site
+ * URL is its own URL); null when the live code routes no HTTP actions.
+ */
+export async function serveHttpAction(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response | null> {
+  const push = await findPush(context.db, deployment.name);
+  if (!(push?.analysis[HTTP_MODULE] as AnalysedModule | undefined)?.httpRoutes) return null;
+  const url = new URL(request.url);
+  const body = request.method === "GET" || request.method === "HEAD" ? null : Buffer.from(await request.arrayBuffer()).toString("base64");
+  const result = await context.runtimes.call(context, deployment, push!, {
+    kind: "http",
+    request: { path: url.pathname + url.search, method: request.method, headers: [...request.headers], body },
+  });
+  if (!result.ok) return new Response(result.errorMessage, { status: 500 });
+  const answer = result.value as HttpActionResponse;
+  return new Response(request.method === "HEAD" || [204, 304].includes(answer.status) ? null : Buffer.from(answer.body, "base64"), { status: answer.status, headers: answer.headers });
 }

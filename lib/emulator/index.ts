@@ -31,7 +31,7 @@ import {
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
-import { runAction, runByUrl, runFunction, runMutation, runQuery } from "./functions-api";
+import { runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction } from "./functions-api";
 import { PUSH_MODULES_DIR, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { syncUpgradeHandler } from "./sync";
@@ -282,8 +282,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     return answer("deployment", request, path, () =>
       withFaults("deployment", request, path, async () => {
         const found = findRoute(DEPLOYMENT_ROUTES, request.method, path);
-        if (found instanceof Response) return found;
         const { context: current, deployment } = await deploymentContext(name);
+        if (found instanceof Response) return (!path.startsWith("/api/") && (await serveHttpAction(request, current, deployment))) || found;
         return found.route.handler(request, current, deployment);
       }),
     );

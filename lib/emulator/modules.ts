@@ -6,7 +6,7 @@ import type { PushedModule } from "./store";
 
 /**
  * Pushed modules on disk and the worker that loads them (`function-runner.mjs`). Each push gets a
- * directory of its own, `<root>/<push id>/`, holding the modules at the paths the CLI gave them, so
+ * directory of its own, `<root>/<deployment>/<push id>/`, holding the modules at the paths the CLI gave them, so
  * their relative imports (`./_deps/…`) resolve as they did when the CLI bundled them.
  */
 
@@ -31,9 +31,13 @@ function safeModulePath(modulePath: string): string {
   return normalized;
 }
 
-/** Writes a push's modules below `root` (once per push) and returns the push's directory. */
-export async function writePushModules(root: string, pushId: string, modules: readonly PushedModule[]): Promise<string> {
-  const dir = path.join(root, pushId);
+/** The directory of a push's modules: `<root>/<deployment>/<push id>`. */
+export function pushDirectory(root: string, deploymentName: string, pushId: string): string {
+  return path.join(root, deploymentName, pushId);
+}
+
+/** Writes a push's modules to its directory (again after a restart: they are kept in the store) and returns the directory. */
+export async function writePushModules(dir: string, modules: readonly PushedModule[]): Promise<string> {
   await fs.mkdir(dir, { recursive: true });
   // Bundled modules are ES modules whatever their extension says.
   await fs.writeFile(path.join(dir, "package.json"), '{ "type": "module" }\n');
@@ -43,6 +47,13 @@ export async function writePushModules(root: string, pushId: string, modules: re
     await fs.writeFile(file, pushedModule.source);
   }
   return dir;
+}
+
+/** Removes the module directories of a deployment's other pushes (replaced, refused or dry runs). */
+export async function removeOtherPushDirectories(root: string, deploymentName: string, keepPushId: string | null): Promise<void> {
+  const parent = path.join(root, deploymentName);
+  const entries = await fs.readdir(parent).catch(() => [] as string[]);
+  await Promise.all(entries.filter((entry) => entry !== keepPushId).map((entry) => fs.rm(path.join(parent, entry), { recursive: true, force: true })));
 }
 
 export interface AnalysedFunction {

@@ -1,10 +1,11 @@
+import fs from "node:fs/promises";
 import path from "node:path";
 import zlib from "node:zlib";
 import { z } from "zod";
 import type { EmulatorContext } from "./context";
 import { requireKey } from "./deployment";
 import { EmulatorError, randomSecret } from "./http";
-import { analysePush, moduleHash, writePushModules, type AnalysedModule, type AnalysisFailure } from "./modules";
+import { analysePush, moduleHash, pushDirectory, removeOtherPushDirectories, writePushModules, type AnalysedModule, type AnalysisFailure } from "./modules";
 import { findPush, finishPush, insertPush, listEnvVars, listPushModules, type EmulatorDeployment, type PushRecord, type PushedModule } from "./store";
 
 /**
@@ -181,7 +182,7 @@ export async function startPush(request: Request, context: EmulatorContext, depl
   const stored = schemaModule ? [...modules, schemaModule] : modules;
 
   const pushId = randomSecret(12);
-  const dir = await writePushModules(context.modulesDir, pushId, stored);
+  const dir = await writePushModules(pushDirectory(context.modulesDir, deployment.name, pushId), stored);
   const variables = await listEnvVars(context.db, deployment.name);
   const origin = new URL(request.url).origin;
   const analysed = await analysePush({
@@ -191,10 +192,11 @@ export async function startPush(request: Request, context: EmulatorContext, depl
     authPath: modules.some((module) => module.path === AUTH_CONFIG_MODULE) ? AUTH_CONFIG_MODULE : null,
     env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: origin, CONVEX_SITE_URL: origin },
   });
+  const problem = analysed.ok ? schemaProblem(analysed.value.schema) : null;
+  if (!analysed.ok || problem || body.dryRun) await fs.rm(dir, { recursive: true, force: true });
   if (!analysed.ok) throw analysisError(analysed);
-  const { value: analysis } = analysed;
-  const problem = schemaProblem(analysis.schema);
   if (problem) throw analysisError({ ok: false, kind: "schema", path: schemaModule!.path, message: problem });
+  const { value: analysis } = analysed;
   if (!body.dryRun) {
     const record: PushRecord = {
       id: pushId,
@@ -251,6 +253,7 @@ export async function finishPushRequest(request: Request, context: EmulatorConte
     const finished = started !== null && (await context.db.transaction((tx) => finishPush(tx, deployment.name, started.id)));
     if (!finished) throw new EmulatorError(400, "RaceDetected", "The push was replaced by another push before it finished; push again.");
     await context.runtimes.stop(deployment.name);
+    await removeOtherPushDirectories(context.modulesDir, deployment.name, started.id);
   }
   const before = Object.keys(live?.analysis ?? {});
   const after = Object.keys(started?.analysis ?? {});

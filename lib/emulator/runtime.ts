@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { log } from "@/lib/log";
 import type { EmulatorContext } from "./context";
 import { deploymentUrlForPort } from "./listeners";
-import { RUNNER_SCRIPT, WORKER_HEAP_MB, writePushModules } from "./modules";
+import { RUNNER_SCRIPT, WORKER_HEAP_MB, pushDirectory, writePushModules } from "./modules";
 import { applyDocumentWrites, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
 
 /**
@@ -17,14 +17,32 @@ export type FunctionKind = "query" | "mutation" | "action";
 /** The identity a function sees in `ctx.auth.getUserIdentity()`. */
 export type UserIdentity = Record<string, unknown> & { subject: string; issuer: string };
 
-export interface FunctionCall {
-  kind: FunctionKind;
-  /** `module:export`, module without extension. */
-  udfPath: string;
-  /** The arguments object, convex JSON. */
-  args: unknown;
-  identity?: UserIdentity | null;
+/** An HTTP request to the deployment's HTTP actions (`convex/http.ts`), body base64. */
+export interface HttpActionRequest {
+  /** Path and query string. */
+  path: string;
+  method: string;
+  headers: [string, string][];
+  body: string | null;
 }
+
+/** The answer of an HTTP action, body base64. */
+export interface HttpActionResponse {
+  status: number;
+  headers: [string, string][];
+  body: string;
+}
+
+export type FunctionCall =
+  | {
+      kind: FunctionKind;
+      /** `module:export`, module without extension. */
+      udfPath: string;
+      /** The arguments object, convex JSON. */
+      args: unknown;
+      identity?: UserIdentity | null;
+    }
+  | { kind: "http"; request: HttpActionRequest };
 
 /** What a call answers: its value (convex JSON), or the error the client sees. */
 export type CallResult = { ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown };
@@ -55,7 +73,7 @@ export class FunctionRuntimes {
     private readonly onCommit: (deploymentName: string, writes: readonly DocumentWrite[]) => void = () => undefined,
   ) {}
 
-  /** Runs one function of the deployment's live push. */
+  /** Runs one function (or HTTP action) of the deployment's live push. */
   async call(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
     let running = this.running.get(deployment.name);
     if (running && (await running.catch(() => null))?.pushId !== push.id) {
@@ -69,7 +87,8 @@ export class FunctionRuntimes {
     }
     const current = await running;
     const callId = this.nextCallId++;
-    const limit = this.timeoutMs[call.kind];
+    // HTTP actions run under the action limit, as upstream.
+    const limit = this.timeoutMs[call.kind === "http" ? "action" : call.kind];
     return new Promise<CallResult>((resolve) => {
       const timer = setTimeout(() => {
         // A function that does not return holds the worker's thread: only a new worker ends it.
@@ -81,13 +100,13 @@ export class FunctionRuntimes {
         clearTimeout(timer);
         resolve(result);
       });
-      current.worker.postMessage({ callId, kind: call.kind, path: call.udfPath, args: call.args, identity: call.identity ?? null });
+      current.worker.postMessage({ callId, call });
     });
   }
 
   private async start(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
     const modules = await listPushModules(context.db, push.id);
-    const dir = await writePushModules(context.modulesDir, push.id, modules);
+    const dir = await writePushModules(pushDirectory(context.modulesDir, deployment.name, push.id), modules);
     const variables = await listEnvVars(context.db, deployment.name);
     const url = deployment.port === null ? "" : deploymentUrlForPort(deployment.port);
     const schemaPath = modules.find((pushed) => pushed.path === "schema.js")?.path ?? null;

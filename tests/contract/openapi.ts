@@ -50,6 +50,7 @@ export const OUTSIDE_DOCUMENTS: { api: Api; pattern: RegExp; why: string }[] = [
   { api: "management", pattern: /^\/dashboard\/oauth\/authorize\/team$/, why: "the dashboard's OAuth consent page" },
   { api: "management", pattern: /^\/_admin\//, why: "the emulator's own fault injection" },
   { api: "deployment", pattern: /^\/api\/(?:query|mutation|action|run\/.+)$/, why: "the public function API (ConvexHttpClient, the CLI's `npx convex env get`)" },
+  { api: "deployment", pattern: /^\/(?!api\/)/, why: "the HTTP actions of the pushed `convex/http.ts` (the deployment's site URL)" },
   { api: "deployment", pattern: /^\/api\/(?:get_config_hashes|deploy2\/[a-z_]+)$/, why: "the CLI's push (`npx convex dev` / `deploy`)" },
 ];
 

@@ -80,6 +80,29 @@ export const spin = query({
 });
 `;
 
+const HTTP = `import { anyApi, httpRouter } from "convex/server";
+import { httpAction } from "./_generated/server";
+
+const http = httpRouter();
+http.route({
+  path: "/messages",
+  method: "GET",
+  handler: httpAction(async (ctx, request) => {
+    const messages = await ctx.runQuery(anyApi.messages.list, {});
+    return Response.json({ count: messages.length, q: new URL(request.url).searchParams.get("q") });
+  }),
+});
+http.route({
+  path: "/messages",
+  method: "POST",
+  handler: httpAction(async (ctx, request) => {
+    const { author, body } = await request.json();
+    return new Response(await ctx.runMutation(anyApi.messages.send, { author, body }), { status: 201 });
+  }),
+});
+export default http;
+`;
+
 /** A fetch that opens a new connection for each request (no keep-alive pool). */
 async function fetchOnNewConnection(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const body = typeof init?.body === "string" ? init.body : undefined;
@@ -116,6 +139,7 @@ describe("convex dev pushes to the emulated deployment", () => {
     fs.mkdirSync(path.join(cwd, "convex"));
     fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
     fs.writeFileSync(path.join(cwd, "convex", "messages.ts"), MESSAGES);
+    fs.writeFileSync(path.join(cwd, "convex", "http.ts"), HTTP);
   });
   afterAll(async () => {
     await emulator.server.close();
@@ -161,6 +185,10 @@ describe("convex dev pushes to the emulated deployment", () => {
       cronSpecs: null,
       sourceMapped: null,
     });
+    expect((live!.analysis["http.js"] as { httpRoutes: unknown }).httpRoutes).toEqual([
+      { path: "/messages", method: "GET" },
+      { path: "/messages", method: "POST" },
+    ]);
     const send = (live!.analysis["messages.js"] as { functions: { name: string; args: string }[] }).functions.find((fn) => fn.name === "send")!;
     expect(JSON.parse(send.args)).toEqual({
       type: "object",
@@ -184,6 +212,8 @@ describe("convex dev pushes to the emulated deployment", () => {
       fs.rmSync(path.join(cwd, "convex", "broken.ts"));
     }
     expect((await findPush(await getStore(), deploymentName()))?.id).toBe(before?.id);
+    // Only the live push's modules stay on disk.
+    expect(fs.readdirSync(path.join(process.env.DATA_DIR!, "emulator", "pushes", deploymentName()))).toEqual([before?.id]);
   });
 
   it("an invalid schema fails the push with the CLI's error output", { timeout: 180_000 }, async () => {
@@ -285,5 +315,16 @@ describe("convex dev pushes to the emulated deployment", () => {
     } finally {
       await Promise.all([writer.close(), reader.close()]);
     }
+  });
+
+  it("serves the HTTP actions of convex/http.ts at the deployment's URL", { timeout: 120_000 }, async () => {
+    const posted = await fetch(new URL("/messages", project.deploymentUrl), { method: "POST", body: JSON.stringify({ author: "http", body: "via route" }) });
+    expect(posted.status).toBe(201);
+    const id = await posted.text();
+    const messages = await new ConvexHttpClient(project.deploymentUrl).query(anyApi.messages.list, {});
+    expect(messages.find((message: { _id: string }) => message._id === id)).toMatchObject({ author: "http", body: "via route" });
+    const listed = await fetch(new URL("/messages?q=x", project.deploymentUrl));
+    expect(await listed.json()).toEqual({ count: messages.length, q: "x" });
+    expect((await fetch(new URL("/nowhere", project.deploymentUrl))).status).toBe(404);
   });
 });
