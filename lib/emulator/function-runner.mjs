@@ -76,11 +76,13 @@ async function analyse() {
     }
   }
   let schema = null;
+  let documentsProblem = null;
   if (schemaPath) {
     try {
       const definition = (await load(schemaPath)).default;
       if (!definition || typeof definition.export !== "function") throw new Error("schema.ts must export a schema from defineSchema() as its default export.");
       schema = JSON.parse(definition.export());
+      documentsProblem = await checkDocuments(definition);
     } catch (error) {
       return { ok: false, kind: "schema", path: schemaPath, message: uncaught(error) };
     }
@@ -93,7 +95,24 @@ async function analyse() {
       return { ok: false, kind: "auth", path: authPath, message: uncaught(error) };
     }
   }
-  return { ok: true, value: { modules, schema, auth } };
+  return { ok: true, value: { modules, schema, auth, documentsProblem } };
+}
+
+/** The first stored document the new schema refuses, as the backend reports it after a push; null when all match. */
+async function checkDocuments(definition) {
+  if (workerData.documents.length === 0) return null;
+  const { database } = await startConvexTest(definition, []);
+  const { jsonToConvex } = await import("convex/values");
+  for (const [id, value] of workerData.documents) {
+    const { _id, _creationTime, ...fields } = jsonToConvex(value);
+    const tableName = tableOfId(id);
+    try {
+      database._validate(tableName, fields);
+    } catch (error) {
+      return { tableName, error: `Document with ID "${id}" in table "${tableName}" does not match the schema: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+  return null;
 }
 
 /**
@@ -111,23 +130,30 @@ function captureConvexTestState() {
   return () => state;
 }
 
-/** convex-test's ids end with their table's name after a decimal counter. */
+/** convex-test's ids: a decimal counter, then the table's name. */
 const ID_COUNTER = /^(\d+)/;
 
-async function serve() {
+/** convex-test's ids end with their table's name after a decimal counter. */
+const tableOfId = (id) => id.replace(ID_COUNTER, "");
+
+/** A convex-test backend for this schema and these modules, and its database. */
+async function startConvexTest(schema, paths) {
   const capturedState = captureConvexTestState();
   const { convexTest } = await import("convex-test");
-  const { convexToJson, jsonToConvex } = await import("convex/values");
-  const { makeFunctionReference } = await import("convex/server");
-
-  const schema = schemaPath ? (await load(schemaPath)).default : undefined;
   // convex-test finds the functions directory by its `_generated` folder.
   const modules = { "/functions/_generated/server.js": async () => ({}) };
-  for (const modulePath of modulePaths) modules[`/functions/${modulePath}`] = () => load(modulePath);
+  for (const modulePath of paths) modules[`/functions/${modulePath}`] = () => load(modulePath);
   const test = convexTest(schema, modules);
   await test.run(async () => undefined);
   const database = capturedState()?.components[""]?.db;
   if (!database) throw new Error("convex-test did not expose its database; the emulator needs the convex-test version it was built with.");
+  return { test, database };
+}
+
+async function serve() {
+  const { convexToJson, jsonToConvex } = await import("convex/values");
+  const { makeFunctionReference } = await import("convex/server");
+  const { test, database } = await startConvexTest(schemaPath ? (await load(schemaPath)).default : undefined, modulePaths);
 
   let lastCounter = 0;
   let lastCreationTime = 0;

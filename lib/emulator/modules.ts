@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
-import type { PushedModule } from "./store";
+import type { DocumentWrite, PushedModule } from "./store";
 
 /**
  * Pushed modules on disk and the worker that loads them (`function-runner.mjs`). Each push gets a
@@ -76,6 +76,8 @@ export interface PushAnalysis {
   modules: Record<string, AnalysedModule>;
   schema: unknown;
   auth: unknown[];
+  /** The first stored document the schema refuses. */
+  documentsProblem: { tableName: string; error: string } | null;
 }
 
 /** Why a push's code could not be loaded: which file, and the exception as the backend words it. */
@@ -88,6 +90,8 @@ export interface AnalyseInput {
   authPath: string | null;
   /** process.env of the pushed code: the deployment's variables plus its URLs. */
   env: Record<string, string>;
+  /** The deployment's documents, checked against the pushed schema. */
+  documents: DocumentWrite[];
 }
 
 /** Loads a push's modules in a fresh worker with a time and heap limit and reports what they define. */

@@ -6,7 +6,7 @@ import type { EmulatorContext } from "./context";
 import { requireKey } from "./deployment";
 import { EmulatorError, randomSecret } from "./http";
 import { analysePush, moduleHash, pushDirectory, removeOtherPushDirectories, writePushModules, type AnalysedModule, type AnalysisFailure } from "./modules";
-import { findPush, finishPush, insertPush, listEnvVars, listPushModules, type EmulatorDeployment, type PushRecord, type PushedModule } from "./store";
+import { findPush, finishPush, insertPush, listDocuments, listEnvVars, listPushModules, type EmulatorDeployment, type PushRecord, type PushedModule } from "./store";
 
 /**
  * The push endpoints the `convex` CLI calls (`npx convex dev` / `npx convex deploy`, CLI 1.48):
@@ -46,11 +46,6 @@ const startPushBody = z.object({
   nodeVersion: z.string().nullish(),
 });
 
-/** What finish_push reads back from the start_push answer the CLI echoes. */
-const finishPushBody = z.object({
-  dryRun: z.boolean(),
-  startPush: z.object({ schemaChange: z.object({ schemaIds: z.record(z.string(), z.string()) }) }),
-});
 
 /** A request body, brotli- or gzip-decoded as its Content-Encoding says (the CLI compresses pushes). */
 async function readPushJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
@@ -191,6 +186,7 @@ export async function startPush(request: Request, context: EmulatorContext, depl
     schemaPath: schemaModule?.path ?? null,
     authPath: modules.some((module) => module.path === AUTH_CONFIG_MODULE) ? AUTH_CONFIG_MODULE : null,
     env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: origin, CONVEX_SITE_URL: origin },
+    documents: schemaModule ? await listDocuments(context.db, deployment.name) : [],
   });
   const problem = analysed.ok ? schemaProblem(analysed.value.schema) : null;
   if (!analysed.ok || problem || body.dryRun) await fs.rm(dir, { recursive: true, force: true });
@@ -205,6 +201,7 @@ export async function startPush(request: Request, context: EmulatorContext, depl
       analysis: analysis.modules,
       schema: analysis.schema,
       auth: analysis.auth,
+      schemaError: analysis.documentsProblem,
     };
     await context.db.transaction((tx) => insertPush(tx, record, stored));
   }
@@ -233,14 +230,26 @@ export async function startPush(request: Request, context: EmulatorContext, depl
   });
 }
 
+/** What wait_for_schema and finish_push read of the start_push answer the CLI echoes: the push's id. */
+const echoedPush = z.object({ schemaChange: z.object({ schemaIds: z.record(z.string(), z.string()) }) });
+
+const waitForSchemaBody = z.object({ schemaChange: echoedPush.shape.schemaChange });
+
 /**
- * `POST /api/deploy2/wait_for_schema`: the emulator backfills indexes and checks documents
- * synchronously, so the schema of a started push is always complete.
+ * `POST /api/deploy2/wait_for_schema`: indexes need no backfill here and the stored documents were
+ * checked against the schema at start_push, so the answer is final at once: complete, or failed
+ * with the first document the schema refuses.
  */
 export async function waitForSchema(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
   await requireKey(request, context, deployment);
+  const body = await readPushJson(request, waitForSchemaBody);
+  const pushId = body.schemaChange.schemaIds[ROOT];
+  const started = pushId ? await findPush(context.db, deployment.name, pushId) : null;
+  if (started?.schemaError) return Response.json({ type: "failed", error: started.schemaError.error, componentPath: ROOT, tableName: started.schemaError.tableName });
   return Response.json({ type: "complete" });
 }
+
+const finishPushBody = z.object({ dryRun: z.boolean(), startPush: echoedPush });
 
 /** `POST /api/deploy2/finish_push`: the started push becomes the live code; answers what changed. */
 export async function finishPushRequest(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
@@ -250,6 +259,7 @@ export async function finishPushRequest(request: Request, context: EmulatorConte
   const started = pushId ? await findPush(context.db, deployment.name, pushId) : null;
   const live = await findPush(context.db, deployment.name);
   if (!body.dryRun) {
+    if (started?.schemaError) throw new EmulatorError(400, "SchemaValidationFailed", started.schemaError.error);
     const finished = started !== null && (await context.db.transaction((tx) => finishPush(tx, deployment.name, started.id)));
     if (!finished) throw new EmulatorError(400, "RaceDetected", "The push was replaced by another push before it finished; push again.");
     await context.runtimes.stop(deployment.name);

@@ -345,6 +345,8 @@ export interface PushRecord {
   analysis: Record<string, unknown>;
   schema: unknown;
   auth: unknown[];
+  /** The first stored document the schema refuses, or null. */
+  schemaError: { tableName: string; error: string } | null;
 }
 
 interface PushRow {
@@ -354,6 +356,7 @@ interface PushRow {
   analysis: PushRecord["analysis"];
   schema: unknown;
   auth: unknown[];
+  schema_error: PushRecord["schemaError"];
 }
 
 const toPush = (row: PushRow): PushRecord => ({
@@ -363,13 +366,14 @@ const toPush = (row: PushRow): PushRecord => ({
   analysis: row.analysis,
   schema: row.schema,
   auth: row.auth,
+  schemaError: row.schema_error,
 });
 
 /** Records a started push and its modules (not yet live). */
 export async function insertPush(tx: SqlExecutor, push: PushRecord, modules: readonly PushedModule[]): Promise<void> {
   await tx.query(
-    "insert into emulator_pushes (id, deployment_name, config, analysis, schema, auth) values ($1, $2, $3, $4, $5, $6)",
-    [push.id, push.deploymentName, JSON.stringify(push.config), JSON.stringify(push.analysis), JSON.stringify(push.schema), JSON.stringify(push.auth)],
+    "insert into emulator_pushes (id, deployment_name, config, analysis, schema, auth, schema_error) values ($1, $2, $3, $4, $5, $6, $7)",
+    [push.id, push.deploymentName, JSON.stringify(push.config), JSON.stringify(push.analysis), JSON.stringify(push.schema), JSON.stringify(push.auth), push.schemaError && JSON.stringify(push.schemaError)],
   );
   for (const pushedModule of modules) {
     await tx.query(
@@ -393,7 +397,7 @@ export async function finishPush(tx: SqlExecutor, deploymentName: string, pushId
 /** A push of the deployment: the live one by default, or a started one by id. */
 export async function findPush(db: SqlExecutor, deploymentName: string, pushId?: string): Promise<PushRecord | null> {
   const { rows } = await db.query<PushRow>(
-    `select id, deployment_name, config, analysis, schema, auth from emulator_pushes
+    `select id, deployment_name, config, analysis, schema, auth, schema_error from emulator_pushes
      where deployment_name = $1 and (case when $2::text is null then finished_at is not null else id = $2 end)`,
     [deploymentName, pushId ?? null],
   );

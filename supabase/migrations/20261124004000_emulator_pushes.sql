@@ -13,6 +13,8 @@ create table if not exists emulator_pushes (
   schema jsonb,
   -- Auth providers of convex/auth.config.ts.
   auth jsonb not null,
+  -- The first stored document the pushed schema refuses ({tableName, error}); wait_for_schema reports it.
+  schema_error jsonb,
   created_at timestamptz not null default now(),
   finished_at timestamptz
 );

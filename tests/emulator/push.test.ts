@@ -327,4 +327,18 @@ describe("convex dev pushes to the emulated deployment", () => {
     expect(await listed.json()).toEqual({ count: messages.length, q: "x" });
     expect((await fetch(new URL("/nowhere", project.deploymentUrl))).status).toBe(404);
   });
+
+  it("a schema that stored documents violate fails the push at wait_for_schema, as the CLI reports it", { timeout: 180_000 }, async () => {
+    const before = await findPush(await getStore(), deploymentName());
+    fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA.replace("body: v.string() }", "body: v.string(), likes: v.number() }"));
+    try {
+      const { code, output } = await push();
+      expect(code).not.toBe(0);
+      expect(output).toContain("Schema validation failed.");
+      expect(output).toMatch(/Document with ID "\w+" in table "messages" does not match the schema/);
+    } finally {
+      fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
+    }
+    expect((await findPush(await getStore(), deploymentName()))?.id).toBe(before?.id);
+  });
 });
