@@ -180,15 +180,16 @@ async function serve() {
   };
 
   /** An HTTP action's answer as plain data (status, header pairs, body base64). */
-  async function fetchHttpAction({ path: requestPath, method, headers, body }) {
-    const response = await test.fetch(requestPath, { method, headers, body: body === null ? undefined : Buffer.from(body, "base64") });
+  async function fetchHttpAction({ path: requestPath, method, headers, body }, identity) {
+    const caller = identity ? test.withIdentity(identity) : test;
+    const response = await caller.fetch(requestPath, { method, headers, body: body === null ? undefined : Buffer.from(body, "base64") });
     return { status: response.status, headers: [...response.headers], body: Buffer.from(await response.arrayBuffer()).toString("base64") };
   }
 
   parentPort.on("message", async ({ callId, call }) => {
     try {
       let value;
-      if (call.kind === "http") value = await fetchHttpAction(call.request);
+      if (call.kind === "http") value = await fetchHttpAction(call.request, call.identity);
       else {
         const caller = call.identity ? test.withIdentity(call.identity) : test;
         value = convexToJson((await caller[call.kind](makeFunctionReference(call.udfPath), jsonToConvex(call.args))) ?? null);

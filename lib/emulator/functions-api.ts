@@ -1,10 +1,11 @@
 import { z } from "zod";
 import type { EmulatorContext } from "./context";
 import { badDeployKey, keyOpensDeployment, runSystemFunction } from "./deployment";
-import { authorizationCredential, readJson } from "./http";
+import { EmulatorError, authorizationCredential, readJson } from "./http";
 import type { AnalysedModule } from "./modules";
 import type { CallResult, FunctionKind, HttpActionResponse, UserIdentity } from "./runtime";
 import { findPush, type EmulatorDeployment } from "./store";
+import { InvalidUserToken, verifyUserToken } from "./user-auth";
 
 /**
  * Calling a deployment's functions, as hosted deployments answer it: the public HTTP API
@@ -69,12 +70,29 @@ const callBody = z.object({
 
 const runBody = z.object({ format: z.string().optional(), args: z.unknown().optional() });
 
-/** Whether the request carries an admin key of this deployment; a key that does not open it is refused. */
-async function isAdmin(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<boolean> {
+/**
+ * Who calls: an admin key of this deployment (`Authorization: Convex <key>`; a key that does not
+ * open it is refused) or a user token (`Bearer <JWT>`) that the pushed auth providers accept.
+ */
+async function caller(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<{ admin: boolean; identity: UserIdentity | null }> {
   const key = authorizationCredential(request, "Convex");
-  if (!key) return false;
-  if (!(await keyOpensDeployment(context, key, deployment))) throw badDeployKey(deployment);
-  return true;
+  if (key) {
+    if (!(await keyOpensDeployment(context, key, deployment))) throw badDeployKey(deployment);
+    return { admin: true, identity: null };
+  }
+  const token = authorizationCredential(request, "Bearer");
+  if (!token) return { admin: false, identity: null };
+  return { admin: false, identity: await verifiedIdentity(context, deployment, token) };
+}
+
+/** The identity of a user token under the live push's auth providers. */
+export async function verifiedIdentity(context: EmulatorContext, deployment: EmulatorDeployment, token: string): Promise<UserIdentity> {
+  try {
+    return await verifyUserToken((await findPush(context.db, deployment.name))?.auth ?? [], token);
+  } catch (error) {
+    if (error instanceof InvalidUserToken) throw new EmulatorError(401, "Unauthenticated", error.message);
+    throw error;
+  }
 }
 
 function argsObject(args: unknown): unknown {
@@ -88,9 +106,9 @@ function answer(result: CallResult): Response {
 }
 
 async function call(kind: FunctionKind, request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
-  const admin = await isAdmin(request, context, deployment);
+  const who = await caller(request, context, deployment);
   const body = await readJson(request, callBody);
-  return answer(await runFunction(context, deployment, { path: body.path, kind, args: argsObject(body.args), admin }));
+  return answer(await runFunction(context, deployment, { path: body.path, kind, args: argsObject(body.args), ...who }));
 }
 
 /** `POST /api/query`. */
@@ -102,11 +120,11 @@ export const runAction = (request: Request, context: EmulatorContext, deployment
 
 /** `POST /api/run/<module path>/<export>`: any kind of function, named by its URL. */
 export async function runByUrl(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
-  const admin = await isAdmin(request, context, deployment);
+  const who = await caller(request, context, deployment);
   const body = await readJson(request, runBody);
   const segments = new URL(request.url).pathname.replace(/^\/api\/run\//, "").split("/").map(decodeURIComponent);
   const exportName = segments.pop() ?? "default";
-  return answer(await runFunction(context, deployment, { path: `${segments.join("/")}:${exportName}`, kind: "any", args: argsObject(body.args), admin }));
+  return answer(await runFunction(context, deployment, { path: `${segments.join("/")}:${exportName}`, kind: "any", args: argsObject(body.args), ...who }));
 }
 
 const HTTP_MODULE = "http.js";
@@ -120,9 +138,13 @@ export async function serveHttpAction(request: Request, context: EmulatorContext
   if (!(push?.analysis[HTTP_MODULE] as AnalysedModule | undefined)?.httpRoutes) return null;
   const url = new URL(request.url);
   const body = request.method === "GET" || request.method === "HEAD" ? null : Buffer.from(await request.arrayBuffer()).toString("base64");
+  // An HTTP action sees the identity of a valid Bearer token; other requests run unauthenticated.
+  const token = authorizationCredential(request, "Bearer");
+  const identity = token ? await verifyUserToken(push!.auth, token).catch(() => null) : null;
   const result = await context.runtimes.call(context, deployment, push!, {
     kind: "http",
     request: { path: url.pathname + url.search, method: request.method, headers: [...request.headers], body },
+    identity,
   });
   if (!result.ok) return new Response(result.errorMessage, { status: 500 });
   const answer = result.value as HttpActionResponse;

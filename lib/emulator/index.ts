@@ -31,7 +31,7 @@ import {
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
-import { runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction } from "./functions-api";
+import { runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, verifiedIdentity } from "./functions-api";
 import { PUSH_MODULES_DIR, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { syncUpgradeHandler } from "./sync";
@@ -152,6 +152,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       authorize: async (key) => {
         const { context, deployment } = await deploymentContext(name);
         return keyOpensDeployment(context, key, deployment);
+      },
+      verify: async (token) => {
+        const { context, deployment } = await deploymentContext(name);
+        return verifiedIdentity(context, deployment, token);
       },
       run: async (request) => {
         const { context, deployment } = await deploymentContext(name);

@@ -42,7 +42,7 @@ export type FunctionCall =
       args: unknown;
       identity?: UserIdentity | null;
     }
-  | { kind: "http"; request: HttpActionRequest };
+  | { kind: "http"; request: HttpActionRequest; identity?: UserIdentity | null };
 
 /** What a call answers: its value (convex JSON), or the error the client sees. */
 export type CallResult = { ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown };

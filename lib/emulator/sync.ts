@@ -4,12 +4,13 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
 import { log } from "@/lib/log";
 import type { FunctionRequest } from "./functions-api";
-import type { CallResult } from "./runtime";
+import type { CallResult, UserIdentity } from "./runtime";
 
 /**
  * The deployment's sync WebSocket (`/api/<client version>/sync`), the protocol of the `convex`
  * browser client (ConvexReactClient, ConvexClient) and of the CLI's `env get` / `env list`:
- * query-set changes, mutations, actions and authentication (admin keys; no user identities yet).
+ * query-set changes, mutations, actions and authentication (admin keys, and user tokens checked
+ * against the pushed auth providers).
  * After every commit of the deployment each session re-runs its queries and sends what changed in
  * one Transition; a mutation's response is followed by a transition, so the client sees its writes
  * when the mutation resolves. A Ping every {@link PING_INTERVAL_MS} keeps idle clients from
@@ -42,6 +43,8 @@ type ClientMessage = z.output<typeof clientMessage>;
 /** What one deployment's socket can do: check an admin key, run functions, hear about commits. */
 export interface SyncBackend {
   authorize(key: string): Promise<boolean>;
+  /** The identity of a user token; throws when the pushed auth providers refuse it. */
+  verify(token: string): Promise<UserIdentity>;
   run(request: FunctionRequest): Promise<CallResult>;
   /** Calls `listener` after every commit of the deployment; returns the unsubscribe. */
   subscribe(listener: () => void): () => void;
@@ -77,6 +80,7 @@ class SyncSession {
   private identity = 0;
   private ts = 0n;
   private admin = false;
+  private user: UserIdentity | null = null;
   private readonly queries = new Map<number, { udfPath: string; args: unknown; answer: string }>();
 
   constructor(
@@ -100,15 +104,9 @@ class SyncSession {
   async receive(message: ClientMessage): Promise<void> {
     switch (message.type) {
       case "Authenticate": {
-        if (message.tokenType === "None") {
-          this.admin = false;
-          this.transition({ identity: message.baseVersion + 1 }, await this.rerun());
-          return;
-        }
-        this.admin = message.tokenType === "Admin" && message.value !== undefined && (await this.backend.authorize(message.value));
-        if (!this.admin) {
-          const error = message.tokenType === "Admin" ? "The provided admin key was invalid for this deployment." : "The built-in deployment does not verify user identities yet; sign-in tokens are refused.";
-          this.send({ type: "AuthError", error, baseVersion: message.baseVersion, authUpdateAttempted: true });
+        const accepted = await this.authenticate(message);
+        if (!accepted.ok) {
+          this.send({ type: "AuthError", error: accepted.error, baseVersion: message.baseVersion, authUpdateAttempted: true });
           return;
         }
         this.transition({ identity: message.baseVersion + 1 }, await this.rerun());
@@ -130,7 +128,7 @@ class SyncSession {
         return;
       }
       case "Mutation": {
-        const result = await this.backend.run({ path: message.udfPath, kind: "mutation", args: argsObject(message.args), admin: this.admin });
+        const result = await this.backend.run({ path: message.udfPath, kind: "mutation", args: argsObject(message.args), ...this.caller });
         if (!result.ok) {
           this.send({ type: "MutationResponse", requestId: message.requestId, success: false, result: result.errorMessage, errorData: result.errorData, logLines: [] });
           return;
@@ -143,7 +141,7 @@ class SyncSession {
         return;
       }
       case "Action": {
-        const result = await this.backend.run({ path: message.udfPath, kind: "action", args: argsObject(message.args), admin: this.admin });
+        const result = await this.backend.run({ path: message.udfPath, kind: "action", args: argsObject(message.args), ...this.caller });
         this.send(
           result.ok
             ? { type: "ActionResponse", requestId: message.requestId, success: true, result: result.value, logLines: [] }
@@ -154,6 +152,29 @@ class SyncSession {
       default:
         return;
     }
+  }
+
+  /** Takes the credentials of an Authenticate message: none, an admin key of the deployment, or a user token. */
+  private async authenticate(message: Extract<ClientMessage, { type: "Authenticate" }>): Promise<{ ok: true } | { ok: false; error: string }> {
+    this.admin = false;
+    this.user = null;
+    if (message.tokenType === "None") return { ok: true };
+    if (message.value === undefined) return { ok: false, error: "The Authenticate message has no token." };
+    if (message.tokenType === "Admin") {
+      this.admin = await this.backend.authorize(message.value);
+      return this.admin ? { ok: true } : { ok: false, error: "The provided admin key was invalid for this deployment." };
+    }
+    try {
+      this.user = await this.backend.verify(message.value);
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Who runs this session's functions. */
+  private get caller() {
+    return { admin: this.admin, identity: this.user };
   }
 
   /** After a commit elsewhere: re-runs the queries and sends a transition when an answer changed. */
@@ -174,7 +195,7 @@ class SyncSession {
   }
 
   private async run(queryId: number, query: { udfPath: string; args: unknown; answer: string }): Promise<QueryModification> {
-    const result = await this.backend.run({ path: query.udfPath, kind: "query", args: query.args, admin: this.admin });
+    const result = await this.backend.run({ path: query.udfPath, kind: "query", args: query.args, ...this.caller });
     const modification: QueryModification = result.ok
       ? { type: "QueryUpdated", queryId, value: result.value ?? null, logLines: [], journal: null }
       : { type: "QueryFailed", queryId, errorMessage: result.errorMessage, logLines: [], errorData: result.errorData ?? null, journal: null };

@@ -9,7 +9,8 @@ import { anyApi } from "convex/server";
 import { ConvexError } from "convex/values";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { provisionManagedProject, type ProvisionedBackendProject } from "@/lib/backend";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { provisionManagedProject, setEnvVariables, type ProvisionedBackendProject } from "@/lib/backend";
 import { findPush, listPushModules } from "@/lib/emulator/store";
 import { getStore } from "@/lib/store";
 import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
@@ -72,6 +73,11 @@ export const shout = action({
   },
 });
 
+export const whoami = query({
+  args: {},
+  handler: async (ctx) => ctx.auth.getUserIdentity(),
+});
+
 export const spin = query({
   args: {},
   handler: async () => {
@@ -100,7 +106,24 @@ http.route({
     return new Response(await ctx.runMutation(anyApi.messages.send, { author, body }), { status: 201 });
   }),
 });
+// What Convex Auth serves on the site URL: the discovery document and the public keys of JWKS.
+http.route({
+  path: "/.well-known/openid-configuration",
+  method: "GET",
+  handler: httpAction(async () =>
+    Response.json({ issuer: process.env.CONVEX_SITE_URL, jwks_uri: process.env.CONVEX_SITE_URL + "/.well-known/jwks.json" }),
+  ),
+});
+http.route({
+  path: "/.well-known/jwks.json",
+  method: "GET",
+  handler: httpAction(async () => new Response(process.env.JWKS, { headers: { "content-type": "application/json" } })),
+});
 export default http;
+`;
+
+/** Convex Auth's provider: the deployment's own site URL is the issuer. */
+const AUTH_CONFIG = `export default { providers: [{ domain: process.env.CONVEX_SITE_URL, applicationID: "convex" }] };
 `;
 
 /** A fetch that opens a new connection for each request (no keep-alive pool). */
@@ -128,6 +151,18 @@ describe("convex dev pushes to the emulated deployment", () => {
   let emulator: TestEmulator;
   let project: ProvisionedBackendProject;
   let cwd: string;
+  let signingKeys: Awaited<ReturnType<typeof generateKeyPair>>;
+
+  /** A token as Convex Auth signs it: issued by the site URL for the "convex" audience. */
+  const signToken = (key = signingKeys.privateKey) =>
+    new SignJWT({ name: "Ada Lovelace", email: "ada@example.com" })
+      .setProtectedHeader({ alg: "RS256" })
+      .setIssuer(project.deploymentUrl)
+      .setSubject("user-1")
+      .setAudience("convex")
+      .setIssuedAt()
+      .setExpirationTime("1h")
+      .sign(key);
 
   beforeAll(async () => {
     emulator = await startTestEmulator({ functionTimeoutMs: FUNCTION_TIMEOUT_MS });
@@ -140,6 +175,9 @@ describe("convex dev pushes to the emulated deployment", () => {
     fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
     fs.writeFileSync(path.join(cwd, "convex", "messages.ts"), MESSAGES);
     fs.writeFileSync(path.join(cwd, "convex", "http.ts"), HTTP);
+    fs.writeFileSync(path.join(cwd, "convex", "auth.config.ts"), AUTH_CONFIG);
+    signingKeys = await generateKeyPair("RS256");
+    await setEnvVariables(project, { JWKS: JSON.stringify({ keys: [{ ...(await exportJWK(signingKeys.publicKey)), use: "sig", alg: "RS256" }] }) });
   });
   afterAll(async () => {
     await emulator.server.close();
@@ -180,12 +218,15 @@ describe("convex dev pushes to the emulated deployment", () => {
         { name: "sendUnchecked", pos: null, udfType: "Mutation", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "shout", pos: null, udfType: "Action", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "spin", pos: null, udfType: "Query", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
+        { name: "whoami", pos: null, udfType: "Query", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
       ],
       httpRoutes: null,
       cronSpecs: null,
       sourceMapped: null,
     });
     expect((live!.analysis["http.js"] as { httpRoutes: unknown }).httpRoutes).toEqual([
+      { path: "/.well-known/jwks.json", method: "GET" },
+      { path: "/.well-known/openid-configuration", method: "GET" },
       { path: "/messages", method: "GET" },
       { path: "/messages", method: "POST" },
     ]);
@@ -194,6 +235,7 @@ describe("convex dev pushes to the emulated deployment", () => {
       type: "object",
       value: { author: { fieldType: { type: "string" }, optional: false }, body: { fieldType: { type: "string" }, optional: false } },
     });
+    expect(live!.auth).toEqual([{ domain: project.deploymentUrl, applicationID: "convex" }]);
     expect((live!.schema as { tables: { tableName: string }[] }).tables.map((table) => table.tableName)).toEqual(["messages"]);
     const paths = (await listPushModules(await getStore(), live!.id)).map((module) => module.path);
     expect(paths).toEqual(expect.arrayContaining(["messages.js", "schema.js"]));
@@ -340,5 +382,29 @@ describe("convex dev pushes to the emulated deployment", () => {
       fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
     }
     expect((await findPush(await getStore(), deploymentName()))?.id).toBe(before?.id);
+  });
+
+  it("honours the pushed auth providers: a Convex Auth token gives the identity over HTTP and the sync WebSocket; a forged one is refused", { timeout: 120_000 }, async () => {
+    const token = await signToken();
+    const expected = { tokenIdentifier: `${project.deploymentUrl}|user-1`, subject: "user-1", issuer: project.deploymentUrl, name: "Ada Lovelace", email: "ada@example.com" };
+    const http = new ConvexHttpClient(project.deploymentUrl);
+    expect(await http.query(anyApi.messages.whoami, {})).toBeNull();
+    http.setAuth(token);
+    expect(await http.query(anyApi.messages.whoami, {})).toEqual(expected);
+
+    const forged = new ConvexHttpClient(project.deploymentUrl);
+    forged.setAuth(await signToken((await generateKeyPair("RS256")).privateKey));
+    await expect(forged.query(anyApi.messages.whoami, {})).rejects.toThrow("Could not verify OIDC token claim");
+
+    const client = new ConvexClient(project.deploymentUrl, { webSocketConstructor: WebSocket as unknown as typeof globalThis.WebSocket, unsavedChangesWarning: false });
+    try {
+      const identity = new Promise((resolve) => {
+        client.setAuth(async () => token);
+        client.onUpdate(anyApi.messages.whoami, {}, (value: unknown) => value && resolve(value));
+      });
+      expect(await identity).toEqual(expected);
+    } finally {
+      await client.close();
+    }
   });
 });
