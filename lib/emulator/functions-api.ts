@@ -4,7 +4,7 @@ import { badDeployKey, keyOpensDeployment, runSystemFunction } from "./deploymen
 import { EmulatorError, authorizationCredential, readJson } from "./http";
 import type { AnalysedModule } from "./modules";
 import type { CallResult, FunctionKind, HttpActionResponse, UserIdentity } from "./runtime";
-import { findPush, type EmulatorDeployment } from "./store";
+import type { EmulatorDeployment } from "./store";
 import { InvalidUserToken, verifyUserToken } from "./user-auth";
 
 /**
@@ -50,7 +50,7 @@ export async function runFunction(context: EmulatorContext, deployment: Emulator
     const result = await runSystemFunction(context, deployment, request.path, [request.args]);
     return result.ok ? result : { ok: false, errorMessage: result.errorMessage };
   }
-  const push = await findPush(context.db, deployment.name);
+  const push = await context.runtimes.livePush(context, deployment.name);
   const { modulePath, exportName } = splitPath(request.path);
   const analysed = (push?.analysis[`${modulePath}.js`] as AnalysedModule | undefined)?.functions.find((fn) => fn.name === exportName);
   if (!push || !analysed || (!request.admin && analysed.visibility?.kind !== "public")) return notFound(request.path);
@@ -88,7 +88,7 @@ async function caller(request: Request, context: EmulatorContext, deployment: Em
 /** The identity of a user token under the live push's auth providers. */
 export async function verifiedIdentity(context: EmulatorContext, deployment: EmulatorDeployment, token: string): Promise<UserIdentity> {
   try {
-    return await verifyUserToken((await findPush(context.db, deployment.name))?.auth ?? [], token);
+    return await verifyUserToken((await context.runtimes.livePush(context, deployment.name))?.auth ?? [], token);
   } catch (error) {
     if (error instanceof InvalidUserToken) throw new EmulatorError(401, "Unauthenticated", error.message);
     throw error;
@@ -134,7 +134,7 @@ const HTTP_MODULE = "http.js";
  * URL is its own URL); null when the live code routes no HTTP actions.
  */
 export async function serveHttpAction(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response | null> {
-  const push = await findPush(context.db, deployment.name);
+  const push = await context.runtimes.livePush(context, deployment.name);
   if (!(push?.analysis[HTTP_MODULE] as AnalysedModule | undefined)?.httpRoutes) return null;
   const url = new URL(request.url);
   const body = request.method === "GET" || request.method === "HEAD" ? null : Buffer.from(await request.arrayBuffer()).toString("base64");

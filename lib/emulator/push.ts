@@ -262,7 +262,7 @@ export async function finishPushRequest(request: Request, context: EmulatorConte
     if (started?.schemaError) throw new EmulatorError(400, "SchemaValidationFailed", started.schemaError.error);
     const finished = started !== null && (await context.db.transaction((tx) => finishPush(tx, deployment.name, started.id)));
     if (!finished) throw new EmulatorError(400, "RaceDetected", "The push was replaced by another push before it finished; push again.");
-    await context.runtimes.stop(deployment.name);
+    await context.runtimes.replaceCode(deployment.name);
     await removeOtherPushDirectories(context.modulesDir, deployment.name, started.id);
   }
   const before = Object.keys(live?.analysis ?? {});

@@ -3,7 +3,7 @@ import { log } from "@/lib/log";
 import type { EmulatorContext } from "./context";
 import { deploymentUrlForPort } from "./listeners";
 import { RUNNER_SCRIPT, WORKER_HEAP_MB, pushDirectory, writePushModules } from "./modules";
-import { applyDocumentWrites, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
+import { applyDocumentWrites, findPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
 
 /**
  * Runs the live code of emulated deployments: one worker per deployment (`function-runner.mjs` in
@@ -65,11 +65,13 @@ type WorkerMessage =
 
 export class FunctionRuntimes {
   private readonly running = new Map<string, Promise<RunningWorker>>();
+  /** The live push of each deployment, read once: only this emulator's listener pushes to it (replaceCode forgets it). */
+  private readonly livePushes = new Map<string, Promise<PushRecord | null>>();
   private nextCallId = 0;
 
   constructor(
     private readonly timeoutMs: Record<FunctionKind, number> = FUNCTION_TIMEOUT_MS,
-    /** Called after the writes of a commit were persisted (subscriptions re-run their queries). */
+    /** Called after the writes of a commit were persisted, and after new code went live (subscriptions re-run their queries). */
     private readonly onCommit: (deploymentName: string, writes: readonly DocumentWrite[]) => void = () => undefined,
   ) {}
 
@@ -167,8 +169,27 @@ export class FunctionRuntimes {
     );
   }
 
+  /** The deployment's live push (null before the first). */
+  livePush(context: EmulatorContext, name: string): Promise<PushRecord | null> {
+    let push = this.livePushes.get(name);
+    if (!push) {
+      push = findPush(context.db, name);
+      this.livePushes.set(name, push);
+      push.catch(() => this.livePushes.delete(name));
+    }
+    return push;
+  }
+
+  /** A new push went live: its worker is replaced and subscribers re-run their queries on the new code. */
+  async replaceCode(name: string): Promise<void> {
+    this.livePushes.delete(name);
+    await this.stop(name);
+    this.onCommit(name, []);
+  }
+
   /** Stops a deployment's worker (a new push, a stuck function, a deleted project); the next call starts a fresh one. */
   async stop(name: string): Promise<void> {
+    this.livePushes.delete(name);
     const running = this.running.get(name);
     this.running.delete(name);
     const current = await running?.catch(() => null);
