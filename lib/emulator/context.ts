@@ -17,6 +17,8 @@ export interface EmulatorContext {
   listeners: DeploymentListeners;
   /** Where pushed modules are written for the workers that load them. */
   modulesDir: string;
+  /** How long loading a push's modules may take. */
+  analyseTimeoutMs: number;
   /** The workers running the deployments' functions. */
   runtimes: FunctionRuntimes;
 }

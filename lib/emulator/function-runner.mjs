@@ -14,7 +14,10 @@ import { parentPort, workerData } from "node:worker_threads";
 
 const { mode, dir, modulePaths, schemaPath, authPath } = workerData;
 
-const load = (modulePath) => import(pathToFileURL(path.join(dir, modulePath)).href);
+const load = (modulePath) => {
+  if (mode === "analyse") parentPort.postMessage({ type: "loading", path: modulePath });
+  return import(pathToFileURL(path.join(dir, modulePath)).href);
+};
 
 /**
  * The backend's wording for an uncaught exception: `Uncaught <name>: <message>` and the frames of
@@ -210,4 +213,4 @@ async function serve() {
 }
 
 if (mode === "serve") await serve();
-else parentPort.postMessage(await analyse());
+else parentPort.postMessage({ type: "analysis", result: await analyse() });

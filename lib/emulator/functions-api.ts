@@ -19,6 +19,9 @@ const UDF_FAILED = 560;
 
 const SYSTEM_PREFIX = "_system/";
 
+/** Upstream's limit on a call's arguments (convex JSON). */
+export const MAX_ARGS_BYTES = 16 * 1024 * 1024;
+
 const UDF_TYPE: Record<FunctionKind, string> = { query: "Query", mutation: "Mutation", action: "Action" };
 const KIND_OF: Record<string, FunctionKind> = { Query: "query", Mutation: "mutation", Action: "action" };
 
@@ -45,6 +48,10 @@ function notFound(path: string): CallResult {
 
 /** Runs a function of the deployment's live code (or a system function, for admins). */
 export async function runFunction(context: EmulatorContext, deployment: EmulatorDeployment, request: FunctionRequest): Promise<CallResult> {
+  const argsBytes = Buffer.byteLength(JSON.stringify(request.args ?? {}));
+  if (argsBytes > MAX_ARGS_BYTES) {
+    return { ok: false, errorMessage: `Arguments for ${request.path.slice(0, 200)} are too large (${argsBytes} bytes; the limit is ${MAX_ARGS_BYTES} bytes).` };
+  }
   if (request.path.startsWith(SYSTEM_PREFIX)) {
     if (!request.admin) return notFound(request.path);
     const result = await runSystemFunction(context, deployment, request.path, [request.args]);

@@ -31,6 +31,7 @@ import {
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
+import { ANALYSE_TIMEOUT_MS } from "./modules";
 import { runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, verifiedIdentity } from "./functions-api";
 import { PUSH_MODULES_DIR, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
@@ -55,6 +56,8 @@ export interface EmulatorOptions {
   projectQuota?: number;
   /** Clock for OAuth code expiry. @default () => new Date() */
   now?: () => Date;
+  /** How long loading a push's modules may take. @default ANALYSE_TIMEOUT_MS */
+  analyseTimeoutMs?: number;
   /** Longest run of a function call, per kind. @default FUNCTION_TIMEOUT_MS */
   functionTimeoutMs?: Record<FunctionKind, number>;
   /** Called after every answered request with both sides of the exchange (contract tests). */
@@ -186,6 +189,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       now: options.now ?? (() => new Date()),
       listeners,
       modulesDir: path.join(config.DATA_DIR, PUSH_MODULES_DIR),
+      analyseTimeoutMs: options.analyseTimeoutMs ?? ANALYSE_TIMEOUT_MS,
       runtimes,
     };
   }

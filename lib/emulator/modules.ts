@@ -102,14 +102,20 @@ export function analysePush(input: AnalyseInput, timeoutMs = ANALYSE_TIMEOUT_MS)
   // What modules print while loading is not reported (the backend drops it too).
   worker.stdout.resume();
   worker.stderr.resume();
+  // The worker names each file before loading it, so a file that never finishes loading is known.
+  let loading = input.modulePaths[0] ?? "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      resolve({ ok: false, kind: "timeout", path: input.modulePaths.join(", "), message: `Loading the modules took longer than ${timeoutMs / 1000} seconds.` });
+      resolve({ ok: false, kind: "timeout", path: loading, message: `The module did not finish loading within ${timeoutMs / 1000} s; does it loop at import?` });
       void worker.terminate();
     }, timeoutMs);
-    worker.once("message", (result) => {
+    worker.on("message", (message: { type: "loading"; path: string } | { type: "analysis"; result: { ok: true; value: PushAnalysis } | AnalysisFailure }) => {
+      if (message.type === "loading") {
+        loading = message.path;
+        return;
+      }
       clearTimeout(timer);
-      resolve(result);
+      resolve(message.result);
       void worker.terminate();
     });
     worker.once("error", (error) => {
@@ -118,7 +124,7 @@ export function analysePush(input: AnalyseInput, timeoutMs = ANALYSE_TIMEOUT_MS)
     });
     worker.once("exit", (code) => {
       clearTimeout(timer);
-      resolve({ ok: false, kind: "module", path: input.modulePaths.join(", "), message: `The modules' worker exited with code ${code} before answering.` });
+      resolve({ ok: false, kind: "module", path: loading, message: `The worker loading the modules exited with code ${code} before answering.` });
     });
   });
 }

@@ -187,7 +187,7 @@ export async function startPush(request: Request, context: EmulatorContext, depl
     authPath: modules.some((module) => module.path === AUTH_CONFIG_MODULE) ? AUTH_CONFIG_MODULE : null,
     env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: origin, CONVEX_SITE_URL: origin },
     documents: schemaModule ? await listDocuments(context.db, deployment.name) : [],
-  });
+  }, context.analyseTimeoutMs);
   const problem = analysed.ok ? schemaProblem(analysed.value.schema) : null;
   if (!analysed.ok || problem || body.dryRun) await fs.rm(dir, { recursive: true, force: true });
   if (!analysed.ok) throw analysisError(analysed);

@@ -17,7 +17,9 @@ import type { CallResult, UserIdentity } from "./runtime";
  * reconnecting (they give up on a server silent for 60 s).
  */
 
-const SYNC_PATH = /^\/api\/[^/]+\/sync$/;
+const SYNC_PATH = /^\/api\/([^/]+)\/sync$/;
+/** The client versions whose protocol this server speaks: the `convex` package's 1.x. */
+const KNOWN_CLIENT_VERSION = /^1\.\d+\.\d+(?:-[\w.]+)?$/;
 const PING_INTERVAL_MS = 15_000;
 
 const clientMessage = z.discriminatedUnion("type", [
@@ -208,11 +210,18 @@ class SyncSession {
 export function syncUpgradeHandler(backend: SyncBackend): (request: http.IncomingMessage, socket: Duplex, head: Buffer) => void {
   const server = new WebSocketServer({ noServer: true });
   return (request, socket, head) => {
-    if (!SYNC_PATH.test(new URL(request.url ?? "/", "http://127.0.0.1").pathname)) {
+    const version = SYNC_PATH.exec(new URL(request.url ?? "/", "http://127.0.0.1").pathname)?.[1];
+    if (version === undefined) {
       socket.destroy();
       return;
     }
     server.handleUpgrade(request, socket, head, (ws) => {
+      if (!KNOWN_CLIENT_VERSION.test(decodeURIComponent(version))) {
+        // A FatalError stops the client instead of letting it reconnect forever.
+        ws.send(JSON.stringify({ type: "FatalError", error: `The sync protocol of client version ${version.slice(0, 40)} is unknown; this deployment speaks the protocol of convex 1.x clients.` }));
+        ws.close(1002, "unknown protocol version");
+        return;
+      }
       const session = new SyncSession(ws, backend);
       // Messages and refreshes are handled one after another, so transitions chain their versions.
       let queue = Promise.resolve();

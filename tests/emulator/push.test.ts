@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { provisionManagedProject, setEnvVariables, type ProvisionedBackendProject } from "@/lib/backend";
+import { MAX_ARGS_BYTES } from "@/lib/emulator/functions-api";
 import { findPush, listPushModules } from "@/lib/emulator/store";
 import { getStore } from "@/lib/store";
 import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
@@ -18,6 +19,9 @@ import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixtur
 const CONVEX_BIN = path.resolve("node_modules/.bin/convex");
 /** Short enough for the endless query's test, long enough for a loaded machine. */
 const FUNCTION_TIMEOUT_MS = { query: 5_000, mutation: 5_000, action: 30_000 };
+/** The same for loading a push's modules. */
+const ANALYSE_TIMEOUT_MS = 8_000;
+const EMULATOR_OPTIONS = { functionTimeoutMs: FUNCTION_TIMEOUT_MS, analyseTimeoutMs: ANALYSE_TIMEOUT_MS };
 
 const SCHEMA = `import { defineSchema, defineTable } from "convex/server";
 import { v } from "convex/values";
@@ -165,7 +169,7 @@ describe("convex dev pushes to the emulated deployment", () => {
       .sign(key);
 
   beforeAll(async () => {
-    emulator = await startTestEmulator({ functionTimeoutMs: FUNCTION_TIMEOUT_MS });
+    emulator = await startTestEmulator(EMULATOR_OPTIONS);
     project = await provisionManagedProject({ ...emulator.team, projectName: "push app" }, emulator.management);
     cwd = fs.mkdtempSync(path.join(os.tmpdir(), "convex-push-"));
     fs.writeFileSync(path.join(cwd, "package.json"), JSON.stringify({ name: "push-app", private: true, dependencies: { convex: "1.48.0" } }));
@@ -258,6 +262,18 @@ describe("convex dev pushes to the emulated deployment", () => {
     expect(fs.readdirSync(path.join(process.env.DATA_DIR!, "emulator", "pushes", deploymentName()))).toEqual([before?.id]);
   });
 
+  it("a module that loops forever at import fails the push at the time limit, naming the module", { timeout: 180_000 }, async () => {
+    fs.writeFileSync(path.join(cwd, "convex", "looping.ts"), "export const x = 1;\nfor (;;) {}\n");
+    try {
+      const { code, output } = await push();
+      expect(code).not.toBe(0);
+      expect(output).toContain("400 Bad Request: InvalidModules:");
+      expect(output).toContain(`Failed to analyze looping.js: The module did not finish loading within ${ANALYSE_TIMEOUT_MS / 1000} s`);
+    } finally {
+      fs.rmSync(path.join(cwd, "convex", "looping.ts"));
+    }
+  });
+
   it("an invalid schema fails the push with the CLI's error output", { timeout: 180_000 }, async () => {
     // Two indexes with one name: defineSchema accepts it, the backend refuses it when evaluating the schema.
     fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA.replace('.index("by_author", ["author"])', '.index("by_author", ["author"]).index("by_author", ["body"])'));
@@ -285,7 +301,7 @@ describe("convex dev pushes to the emulated deployment", () => {
 
     // The server restarts: a new emulator on the same store reopens the deployment's port.
     await emulator.server.close();
-    emulator = await startTestEmulator({ functionTimeoutMs: FUNCTION_TIMEOUT_MS });
+    emulator = await startTestEmulator(EMULATOR_OPTIONS);
     await emulator.server.emulator.start();
     // A client on new connections: the global fetch may still hold sockets the old server closed.
     const fresh = new ConvexHttpClient(project.deploymentUrl, { fetch: fetchOnNewConnection });
@@ -315,6 +331,18 @@ describe("convex dev pushes to the emulated deployment", () => {
     });
     expect(await cleared.json()).toEqual({ status: "success", value: null, logLines: [] });
     expect(await client.query(anyApi.messages.list, {})).toEqual([]);
+
+    const oversized = "x".repeat(MAX_ARGS_BYTES);
+    await expect(client.mutation(anyApi.messages.send, { author: "big", body: oversized })).rejects.toThrow(/Arguments for messages:send are too large \(\d+ bytes; the limit is 16777216 bytes\)/);
+  });
+
+  it("a sync client of an unknown protocol version gets a FatalError and the socket closes", { timeout: 60_000 }, async () => {
+    const socket = new WebSocket(`${project.deploymentUrl.replace("http", "ws")}/api/9.0.0/sync`);
+    const messages: unknown[] = [];
+    socket.on("message", (data) => messages.push(JSON.parse(String(data))));
+    const code = await new Promise((resolve) => socket.on("close", resolve));
+    expect(code).toBe(1002);
+    expect(messages).toEqual([{ type: "FatalError", error: expect.stringContaining("client version 9.0.0 is unknown") }]);
   });
 
   it("a query that never returns is stopped at the time limit; the deployment keeps answering", { timeout: 120_000 }, async () => {
