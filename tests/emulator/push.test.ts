@@ -57,6 +57,13 @@ export const byAuthor = query({
   handler: async (ctx, { author }) => ctx.db.query("messages").withIndex("by_author", (q) => q.eq("author", author)).order("desc").collect(),
 });
 
+export const sendLater = mutation({
+  args: { author: v.string(), body: v.string() },
+  handler: async (ctx, args) => {
+    await ctx.scheduler.runAfter(0, anyApi.messages.send, args);
+  },
+});
+
 export const sendUnchecked = mutation({
   args: { document: v.any() },
   handler: async (ctx, { document }) => ctx.db.insert("messages", document),
@@ -219,6 +226,7 @@ describe("convex dev pushes to the emulated deployment", () => {
         { name: "list", pos: null, udfType: "Query", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "refuse", pos: null, udfType: "Mutation", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "send", pos: null, udfType: "Mutation", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
+        { name: "sendLater", pos: null, udfType: "Mutation", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "sendUnchecked", pos: null, udfType: "Mutation", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "shout", pos: null, udfType: "Action", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
         { name: "spin", pos: null, udfType: "Query", visibility: { kind: "public" }, args: expect.any(String), returns: expect.any(String) },
@@ -376,7 +384,11 @@ describe("convex dev pushes to the emulated deployment", () => {
       await until(() => seen.at(-1)!.includes("live"));
       expect(seen.at(-1)).toEqual([...before, "live"]);
 
-      expect(await writer.action(anyApi.messages.shout, { author: "ws", body: "loud" })).toEqual({ id: expect.any(String), count: before.length + 2 });
+      // A scheduled function's writes reach subscribers too.
+      await writer.mutation(anyApi.messages.sendLater, { author: "ws", body: "scheduled" });
+      await until(() => seen.at(-1)!.includes("scheduled"));
+
+      expect(await writer.action(anyApi.messages.shout, { author: "ws", body: "loud" })).toEqual({ id: expect.any(String), count: before.length + 3 });
       await until(() => seen.at(-1)!.includes("LOUD"));
 
       const refused = await writer.mutation(anyApi.messages.refuse, {}).catch((error: unknown) => error);
