@@ -10,6 +10,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { inspect } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
 
 const { mode, dir, modulePaths, schemaPath, authPath } = workerData;
@@ -156,7 +157,24 @@ async function startConvexTest(schema, paths) {
   return { test, database };
 }
 
+/** The log lines of the call running in this async context. */
+const callLogs = new AsyncLocalStorage();
+
+/** `console.*` inside a call becomes the call's log lines, worded as the backend's (`[LOG] 'text'`). */
+function captureConsole() {
+  const levels = { log: "LOG", info: "INFO", warn: "WARN", error: "ERROR", debug: "DEBUG" };
+  for (const [method, level] of Object.entries(levels)) {
+    const original = console[method].bind(console);
+    console[method] = (...args) => {
+      const lines = callLogs.getStore();
+      if (!lines) return original(...args);
+      lines.push(`[${level}] ${args.map((arg) => (typeof arg === "string" ? `'${arg}'` : inspect(arg, { depth: 4 }))).join(" ")}`);
+    };
+  }
+}
+
 async function serve() {
+  captureConsole();
   const { convexToJson, jsonToConvex } = await import("convex/values");
   const { makeFunctionReference } = await import("convex/server");
   const { test, database } = await startConvexTest(schemaPath ? (await load(schemaPath)).default : undefined, modulePaths);
@@ -189,25 +207,29 @@ async function serve() {
     return { status: response.status, headers: [...response.headers], body: Buffer.from(await response.arrayBuffer()).toString("base64") };
   }
 
-  parentPort.on("message", async ({ callId, call }) => {
-    try {
-      let value;
-      if (call.kind === "http") value = await fetchHttpAction(call.request, call.identity);
-      else {
-        const caller = call.identity ? test.withIdentity(call.identity) : test;
-        value = convexToJson((await caller[call.kind](makeFunctionReference(call.udfPath), jsonToConvex(call.args))) ?? null);
+  parentPort.on("message", ({ callId, call }) => {
+    const logLines = [];
+    void callLogs.run(logLines, async () => {
+      try {
+        let value;
+        if (call.kind === "http") value = await fetchHttpAction(call.request, call.identity);
+        else {
+          const caller = call.identity ? test.withIdentity(call.identity) : test;
+          value = convexToJson((await caller[call.kind](makeFunctionReference(call.udfPath), jsonToConvex(call.args))) ?? null);
+        }
+        parentPort.postMessage({ type: "result", callId, ok: true, value, logLines });
+      } catch (error) {
+        const isConvexError = typeof error === "object" && error !== null && Symbol.for("ConvexError") in error;
+        parentPort.postMessage({
+          type: "result",
+          callId,
+          ok: false,
+          errorMessage: isConvexError ? String(error.message) : uncaught(error),
+          ...(isConvexError && { errorData: convexToJson(error.data ?? null) }),
+          logLines,
+        });
       }
-      parentPort.postMessage({ type: "result", callId, ok: true, value });
-    } catch (error) {
-      const isConvexError = typeof error === "object" && error !== null && Symbol.for("ConvexError") in error;
-      parentPort.postMessage({
-        type: "result",
-        callId,
-        ok: false,
-        errorMessage: isConvexError ? String(error.message) : uncaught(error),
-        ...(isConvexError && { errorData: convexToJson(error.data ?? null) }),
-      });
-    }
+    });
   });
   parentPort.postMessage({ type: "ready" });
 }

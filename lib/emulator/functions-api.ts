@@ -107,9 +107,10 @@ function argsObject(args: unknown): unknown {
 }
 
 function answer(result: CallResult): Response {
+  const logLines = result.logLines ?? [];
   return result.ok
-    ? Response.json({ status: "success", value: result.value, logLines: [] })
-    : Response.json({ status: "error", errorMessage: result.errorMessage, errorData: result.errorData ?? null, logLines: [] }, { status: UDF_FAILED });
+    ? Response.json({ status: "success", value: result.value, logLines })
+    : Response.json({ status: "error", errorMessage: result.errorMessage, errorData: result.errorData ?? null, logLines }, { status: UDF_FAILED });
 }
 
 async function call(kind: FunctionKind, request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {

@@ -44,8 +44,8 @@ export type FunctionCall =
     }
   | { kind: "http"; request: HttpActionRequest; identity?: UserIdentity | null };
 
-/** What a call answers: its value (convex JSON), or the error the client sees. */
-export type CallResult = { ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown };
+/** What a call answers: its value (convex JSON), or the error the client sees; `logLines` are what it printed. */
+export type CallResult = ({ ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown }) & { logLines?: string[] };
 
 /** Longest run of one call, per kind (the backend's limits: 1 s of queries and mutations, 10 min of actions; looser here for loaded machines). */
 export const FUNCTION_TIMEOUT_MS: Record<FunctionKind, number> = { query: 10_000, mutation: 10_000, action: 600_000 };
@@ -143,7 +143,7 @@ export class FunctionRuntimes {
         } else {
           const { callId, ...result } = message;
           void running.persisted.then(() => {
-            running.pending.get(callId)?.(result.ok ? { ok: true, value: result.value } : { ok: false, errorMessage: result.errorMessage, errorData: result.errorData });
+            running.pending.get(callId)?.(result);
             running.pending.delete(callId);
           });
         }

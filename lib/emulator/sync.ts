@@ -132,13 +132,13 @@ class SyncSession {
       case "Mutation": {
         const result = await this.backend.run({ path: message.udfPath, kind: "mutation", args: argsObject(message.args), ...this.caller });
         if (!result.ok) {
-          this.send({ type: "MutationResponse", requestId: message.requestId, success: false, result: result.errorMessage, errorData: result.errorData, logLines: [] });
+          this.send({ type: "MutationResponse", requestId: message.requestId, success: false, result: result.errorMessage, errorData: result.errorData, logLines: result.logLines ?? [] });
           return;
         }
         // The client resolves a mutation at the first transition at or after the response's
         // timestamp, so the transition with the queries' new answers follows the response.
         const modifications = await this.rerun();
-        this.send({ type: "MutationResponse", requestId: message.requestId, success: true, result: result.value, ts: encodeTs(nextTs()), logLines: [] });
+        this.send({ type: "MutationResponse", requestId: message.requestId, success: true, result: result.value, ts: encodeTs(nextTs()), logLines: result.logLines ?? [] });
         this.transition({}, modifications);
         return;
       }
@@ -146,8 +146,8 @@ class SyncSession {
         const result = await this.backend.run({ path: message.udfPath, kind: "action", args: argsObject(message.args), ...this.caller });
         this.send(
           result.ok
-            ? { type: "ActionResponse", requestId: message.requestId, success: true, result: result.value, logLines: [] }
-            : { type: "ActionResponse", requestId: message.requestId, success: false, result: result.errorMessage, errorData: result.errorData, logLines: [] },
+            ? { type: "ActionResponse", requestId: message.requestId, success: true, result: result.value, logLines: result.logLines ?? [] }
+            : { type: "ActionResponse", requestId: message.requestId, success: false, result: result.errorMessage, errorData: result.errorData, logLines: result.logLines ?? [] },
         );
         return;
       }
@@ -199,9 +199,10 @@ class SyncSession {
   private async run(queryId: number, query: { udfPath: string; args: unknown; answer: string }): Promise<QueryModification> {
     const result = await this.backend.run({ path: query.udfPath, kind: "query", args: query.args, ...this.caller });
     const modification: QueryModification = result.ok
-      ? { type: "QueryUpdated", queryId, value: result.value ?? null, logLines: [], journal: null }
-      : { type: "QueryFailed", queryId, errorMessage: result.errorMessage, logLines: [], errorData: result.errorData ?? null, journal: null };
-    query.answer = JSON.stringify(modification);
+      ? { type: "QueryUpdated", queryId, value: result.value ?? null, logLines: result.logLines ?? [], journal: null }
+      : { type: "QueryFailed", queryId, errorMessage: result.errorMessage, logLines: result.logLines ?? [], errorData: result.errorData ?? null, journal: null };
+    // A query that logs on every run is not a change: its answer is its value or error.
+    query.answer = JSON.stringify({ ...modification, logLines: [] });
     return modification;
   }
 }

@@ -48,6 +48,7 @@ export const send = mutation({
 export const clear = internalMutation({
   args: {},
   handler: async (ctx) => {
+    console.log("clearing", { table: "messages" });
     for (const message of await ctx.db.query("messages").collect()) await ctx.db.delete(message._id);
   },
 });
@@ -337,7 +338,8 @@ describe("convex dev pushes to the emulated deployment", () => {
       headers: { "content-type": "application/json", authorization: `Convex ${project.token}` },
       body: JSON.stringify({ path: "messages:clear", args: [{}], format: "convex_encoded_json" }),
     });
-    expect(await cleared.json()).toEqual({ status: "success", value: null, logLines: [] });
+    // What the function printed comes back as its log lines.
+    expect(await cleared.json()).toEqual({ status: "success", value: null, logLines: ["[LOG] 'clearing' { table: 'messages' }"] });
     expect(await client.query(anyApi.messages.list, {})).toEqual([]);
 
     const oversized = "x".repeat(MAX_ARGS_BYTES);
