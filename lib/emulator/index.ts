@@ -33,7 +33,7 @@ import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { ANALYSE_TIMEOUT_MS } from "./modules";
 import { runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, verifiedIdentity } from "./functions-api";
-import { PUSH_MODULES_DIR, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
+import { PUSH_MODULES_DIR, evaluatePush, evaluateSchema, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { syncUpgradeHandler } from "./sync";
 
@@ -127,6 +127,8 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "POST", pattern: /^\/api\/run\/.+$/, handler: runByUrl },
   { method: "POST", pattern: /^\/api\/get_config_hashes$/, handler: getConfigHashes },
   { method: "POST", pattern: /^\/api\/deploy2\/start_push$/, handler: startPush },
+  { method: "POST", pattern: /^\/api\/deploy2\/evaluate_push$/, handler: evaluatePush },
+  { method: "POST", pattern: /^\/api\/deploy2\/evaluate_schema$/, handler: evaluateSchema },
   { method: "POST", pattern: /^\/api\/deploy2\/wait_for_schema$/, handler: waitForSchema },
   { method: "POST", pattern: /^\/api\/deploy2\/finish_push$/, handler: finishPushRequest },
   { method: "POST", pattern: /^\/api\/deploy2\/report_push_completed$/, handler: reportPushCompleted },

@@ -5,8 +5,8 @@ import { z } from "zod";
 import type { EmulatorContext } from "./context";
 import { requireKey } from "./deployment";
 import { EmulatorError, randomSecret } from "./http";
-import { analysePush, moduleHash, pushDirectory, removeOtherPushDirectories, writePushModules, type AnalysedModule, type AnalysisFailure } from "./modules";
-import { findPush, finishPush, insertPush, listDocuments, listEnvVars, listPushModules, type EmulatorDeployment, type PushRecord, type PushedModule } from "./store";
+import { analysePush, moduleHash, pushDirectory, removeOtherPushDirectories, writePushModules, type AnalysedModule, type AnalysisFailure, type PushAnalysis } from "./modules";
+import { findPush, finishPush, insertPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord, type PushedModule } from "./store";
 
 /**
  * The push endpoints the `convex` CLI calls (`npx convex dev` / `npx convex deploy`, CLI 1.48):
@@ -164,8 +164,23 @@ function componentExports(modules: Record<string, AnalysedModule>) {
   );
 }
 
-/** `POST /api/deploy2/start_push`: loads the pushed modules, records the push (unless a dry run) and answers the analysis. */
-export async function startPush(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+/** A push request's code, loaded and analysed (start_push, evaluate_push, evaluate_schema). */
+interface EvaluatedPush {
+  body: z.output<typeof startPushBody>;
+  pushId: string;
+  live: PushRecord | null;
+  /** Every module of the push, the schema included. */
+  stored: PushedModule[];
+  analysis: PushAnalysis;
+  variables: { name: string; value: string }[];
+  documents: DocumentWrite[];
+}
+
+/**
+ * Loads the code of a push request in a worker and checks it. Only a push that will be kept
+ * (`keep`, not a dry run) keeps its module directory.
+ */
+async function evaluatePushRequest(request: Request, context: EmulatorContext, deployment: EmulatorDeployment, keep: boolean): Promise<EvaluatedPush> {
   await requireKey(request, context, deployment);
   const body = await readPushJson(request, startPushBody);
   if (body.componentDefinitions.length > 0) throw new EmulatorError(400, "ComponentsNotSupported", "Components (convex.config.ts) are not supported by the built-in deployment yet.");
@@ -179,6 +194,7 @@ export async function startPush(request: Request, context: EmulatorContext, depl
   const pushId = randomSecret(12);
   const dir = await writePushModules(pushDirectory(context.modulesDir, deployment.name, pushId), stored);
   const variables = await listEnvVars(context.db, deployment.name);
+  const documents = schemaModule ? await listDocuments(context.db, deployment.name) : [];
   const origin = new URL(request.url).origin;
   const analysed = await analysePush({
     dir,
@@ -186,13 +202,46 @@ export async function startPush(request: Request, context: EmulatorContext, depl
     schemaPath: schemaModule?.path ?? null,
     authPath: modules.some((module) => module.path === AUTH_CONFIG_MODULE) ? AUTH_CONFIG_MODULE : null,
     env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: origin, CONVEX_SITE_URL: origin },
-    documents: schemaModule ? await listDocuments(context.db, deployment.name) : [],
+    documents,
   }, context.analyseTimeoutMs);
   const problem = analysed.ok ? schemaProblem(analysed.value.schema) : null;
-  if (!analysed.ok || problem || body.dryRun) await fs.rm(dir, { recursive: true, force: true });
+  if (!analysed.ok || problem || !keep || body.dryRun) await fs.rm(dir, { recursive: true, force: true });
   if (!analysed.ok) throw analysisError(analysed);
   if (problem) throw analysisError({ ok: false, kind: "schema", path: schemaModule!.path, message: problem });
-  const { value: analysis } = analysed;
+  return { body, pushId, live, stored, analysis: analysed.value, variables, documents };
+}
+
+/** The answer of start_push (and of evaluate_push, which reads its `schemaChange`). */
+function startPushAnswer({ body, pushId, live, analysis, variables }: EvaluatedPush): Response {
+  return Response.json({
+    environmentVariables: Object.fromEntries(variables.map((variable) => [variable.name, variable.value])),
+    externalDepsId: null,
+    componentDefinitionPackages: {},
+    appAuth: analysis.auth,
+    analysis: {
+      [ROOT]: {
+        definition: { path: ROOT, definitionType: { type: "app" }, childComponents: [], httpMounts: {}, exports: { type: "branch", branch: [] } },
+        schema: analysis.schema,
+        functions: analysis.modules,
+        udfConfig: { serverVersion: body.appDefinition.udfServerVersion, importPhaseRngSeed: null, importPhaseUnixTimestamp: null },
+      },
+    },
+    app: {
+      definitionPath: ROOT,
+      componentPath: ROOT,
+      args: {},
+      childComponents: {},
+      httpRoutes: { httpModuleRoutes: analysis.modules[HTTP_MODULE]?.httpRoutes ?? null, mounts: [] },
+      exports: componentExports(analysis.modules),
+    },
+    schemaChange: { allocatedComponentIds: {}, schemaIds: { [ROOT]: pushId }, indexDiffs: { [ROOT]: indexDiff(live?.schema ?? null, analysis.schema) } },
+  });
+}
+
+/** `POST /api/deploy2/start_push`: loads the pushed modules, records the push (unless a dry run) and answers the analysis. */
+export async function startPush(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  const evaluated = await evaluatePushRequest(request, context, deployment, true);
+  const { body, pushId, analysis, stored } = evaluated;
   if (!body.dryRun) {
     const record: PushRecord = {
       id: pushId,
@@ -205,28 +254,52 @@ export async function startPush(request: Request, context: EmulatorContext, depl
     };
     await context.db.transaction((tx) => insertPush(tx, record, stored));
   }
+  return startPushAnswer(evaluated);
+}
+
+/** `POST /api/deploy2/evaluate_push` (`convex deploy`'s checks): start_push's answer, nothing kept. */
+export async function evaluatePush(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  return startPushAnswer(await evaluatePushRequest(request, context, deployment, false));
+}
+
+/** convex-test's ids: a decimal counter, then the table's name. */
+const tableOfId = (id: string) => id.replace(/^\d+/, "");
+
+/**
+ * `POST /api/deploy2/evaluate_schema` (`convex deploy`'s checks): per table its documents, per index
+ * what the push does to it. Documents are checked at start_push, so every table is walked.
+ */
+export async function evaluateSchema(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  const { live, analysis, documents } = await evaluatePushRequest(request, context, deployment, false);
+  const documentsOf = new Map<string, { numDocs: number; sizeBytes: number }>();
+  for (const [id, value] of documents) {
+    const table = documentsOf.get(tableOfId(id)) ?? { numDocs: 0, sizeBytes: 0 };
+    documentsOf.set(tableOfId(id), { numDocs: table.numDocs + 1, sizeBytes: table.sizeBytes + JSON.stringify(value).length });
+  }
+  const counts = (table: string) => documentsOf.get(table) ?? { numDocs: 0, sizeBytes: 0 };
+  const schema = analysis.schema as { tables?: AnalysedTable[]; schemaValidation?: boolean } | null;
+  const { added_indexes: added, removed_indexes: removed } = indexDiff(live?.schema ?? null, analysis.schema);
+  const addedNames = new Set(added.map((index) => index.name));
+  const tableOfIndex = (index: DatabaseIndex) => index.name.split(".")[0];
+  const indexes = [
+    ...schemaIndexes(analysis.schema).map((index) => {
+      const { numDocs } = counts(tableOfIndex(index));
+      const change = addedNames.has(index.name) ? "added" : "identical";
+      return { ...index, change, needsBackfill: change === "added" && numDocs > 0, numDocs };
+    }),
+    ...removed.map((index) => ({ ...index, change: "dropped", needsBackfill: false, numDocs: counts(tableOfIndex(index)).numDocs })),
+  ];
   return Response.json({
-    environmentVariables: Object.fromEntries(variables.map((variable) => [variable.name, variable.value])),
-    externalDepsId: null,
-    componentDefinitionPackages: {},
-    appAuth: analysis.auth,
-    analysis: {
+    componentSchemaEvaluations: {
       [ROOT]: {
-        definition: { path: ROOT, definitionType: { type: "app" }, childComponents: [], httpMounts: {}, exports: { type: "branch", branch: [] } },
-        schema: analysis.schema,
-        functions: analysis.modules,
-        udfConfig: { serverVersion: appDefinition.udfServerVersion, importPhaseRngSeed: null, importPhaseUnixTimestamp: null },
+        definitionPath: ROOT,
+        schemaValidation: schema?.schemaValidation ?? false,
+        tables: (schema?.tables ?? []).map((table) => ({ name: table.tableName, outcome: "mustWalk", ...counts(table.tableName) })),
+        indexes,
+        discardedStagedValidators: [],
       },
     },
-    app: {
-      definitionPath: ROOT,
-      componentPath: ROOT,
-      args: {},
-      childComponents: {},
-      httpRoutes: { httpModuleRoutes: analysis.modules[HTTP_MODULE]?.httpRoutes ?? null, mounts: [] },
-      exports: componentExports(analysis.modules),
-    },
-    schemaChange: { allocatedComponentIds: {}, schemaIds: { [ROOT]: pushId }, indexDiffs: { [ROOT]: indexDiff(live?.schema ?? null, analysis.schema) } },
+    newComponentDefinitions: [],
   });
 }
 

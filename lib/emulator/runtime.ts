@@ -78,10 +78,9 @@ export class FunctionRuntimes {
   /** Runs one function (or HTTP action) of the deployment's live push. */
   async call(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
     let running = this.running.get(deployment.name);
-    if (running && (await running.catch(() => null))?.pushId !== push.id) {
-      await this.stop(deployment.name);
-      running = undefined;
-    }
+    // A worker of older code (pushed through another emulator of this process) is replaced once.
+    if (running && (await running.catch(() => null))?.pushId !== push.id && this.running.get(deployment.name) === running) await this.stop(deployment.name);
+    running = this.running.get(deployment.name);
     if (!running) {
       running = this.start(context, deployment, push);
       this.running.set(deployment.name, running);

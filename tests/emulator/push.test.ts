@@ -196,9 +196,9 @@ describe("convex dev pushes to the emulated deployment", () => {
     fs.rmSync(cwd, { recursive: true, force: true });
   });
 
-  /** `convex dev --once` without the typecheck (tsc costs seconds and is not what is tested here); exit code and both streams. */
-  async function push(): Promise<{ code: number; output: string }> {
-    const result = await promisify(execFile)(CONVEX_BIN, ["dev", "--once", "--typecheck", "disable", "--url", project.deploymentUrl, "--admin-key", project.token], {
+  /** `convex dev --once` (or `deploy --yes`) without the typecheck (tsc costs seconds and is not what is tested here); exit code and both streams. */
+  async function push(command: string[] = ["dev", "--once"]): Promise<{ code: number; output: string }> {
+    const result = await promisify(execFile)(CONVEX_BIN, [...command, "--typecheck", "disable", "--url", project.deploymentUrl, "--admin-key", project.token], {
       cwd,
       env: { ...process.env, CI: "1", CONVEX_PROVISION_HOST: emulator.server.baseUrl, NO_COLOR: "1" },
       timeout: 120_000,
@@ -449,4 +449,22 @@ describe("convex dev pushes to the emulated deployment", () => {
       await client.close();
     }
   });
+
+  it("convex deploy pushes too: its schema and push evaluations are answered and the new index is reported", { timeout: 180_000 }, async () => {
+    fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA.replace('.index("by_author", ["author"])', '.index("by_author", ["author"]).index("by_body", ["body"])'));
+    try {
+      const { code, output } = await push(["deploy", "--yes"]);
+      expect(output).toContain("No indexes are deleted by this push");
+      expect(output).toContain("[+] messages.by_body");
+      expect(output).toContain(`Deployed Convex functions to ${project.deploymentUrl}`);
+      expect(code).toBe(0);
+    } finally {
+      fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
+    }
+    expect(schemaIndexNames((await findPush(await getStore(), deploymentName()))!.schema)).toEqual(["by_author", "by_body"]);
+  });
 });
+
+function schemaIndexNames(schema: unknown): string[] {
+  return (schema as { tables: { indexes: { indexDescriptor: string }[] }[] }).tables[0].indexes.map((index) => index.indexDescriptor);
+}
