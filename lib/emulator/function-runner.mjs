@@ -200,6 +200,15 @@ async function serve() {
     parentPort.postMessage({ type: "writes", writes });
   };
 
+  // Jobs still pending when the last worker stopped are scheduled again (as new jobs: convex-test
+  // arms a job when it is scheduled), so a restart loses no scheduled function.
+  for (const [id, job] of Object.entries(database._documents)) {
+    if (tableOfId(id) !== "_scheduled_functions" || job.state?.kind !== "pending") continue;
+    delete database._documents[id];
+    parentPort.postMessage({ type: "writes", writes: [[id, null]] });
+    await test.run((ctx) => ctx.scheduler.runAt(job.scheduledTime, makeFunctionReference(job.name), job.args[0] ?? {}));
+  }
+
   /** An HTTP action's answer as plain data (status, header pairs, body base64). */
   async function fetchHttpAction({ path: requestPath, method, headers, body }, identity) {
     const caller = identity ? test.withIdentity(identity) : test;

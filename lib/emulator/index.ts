@@ -30,7 +30,7 @@ import {
   updateDefaultEnvironmentVariables,
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
-import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
+import { findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { ANALYSE_TIMEOUT_MS } from "./modules";
 import { runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, verifiedIdentity } from "./functions-api";
 import { PUSH_MODULES_DIR, evaluatePush, evaluateSchema, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
@@ -204,6 +204,17 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     return { context: current, deployment };
   }
 
+  /** Starts a deployment's worker, which schedules its pending functions again; a failure is logged (the next call retries). */
+  async function startScheduledFunctions(name: string): Promise<void> {
+    try {
+      const { context: current, deployment } = await deploymentContext(name);
+      const push = await runtimes.livePush(current, name);
+      if (push) await runtimes.worker(current, deployment, push);
+    } catch (error) {
+      log.warn("scheduled functions not started", { deployment: name, error });
+    }
+  }
+
   function requireAdmin(request: Request): void {
     const secret = request.headers.get(ADMIN_SECRET_HEADER);
     if (!secret || !secretsEqual(secret, identity.adminSecret)) {
@@ -303,7 +314,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     handle,
     start: async () => {
       const current = await context();
-      return { team: current.builtInTeam, deployments: await listeners.restore(current.db) };
+      const deployments = await listeners.restore(current.db);
+      await Promise.all((await listDeploymentsWithPendingJobs(current.db)).map(startScheduledFunctions));
+      return { team: current.builtInTeam, deployments };
     },
     close: async () => {
       await Promise.all([listeners.close(), runtimes.close()]);

@@ -50,7 +50,7 @@ export type CallResult = ({ ok: true; value: unknown } | { ok: false; errorMessa
 /** Longest run of one call, per kind (the backend's limits: 1 s of queries and mutations, 10 min of actions; looser here for loaded machines). */
 export const FUNCTION_TIMEOUT_MS: Record<FunctionKind, number> = { query: 10_000, mutation: 10_000, action: 600_000 };
 
-interface RunningWorker {
+export interface RunningWorker {
   worker: Worker;
   pushId: string;
   pending: Map<number, (result: CallResult) => void>;
@@ -75,8 +75,8 @@ export class FunctionRuntimes {
     private readonly onCommit: (deploymentName: string, writes: readonly DocumentWrite[]) => void = () => undefined,
   ) {}
 
-  /** Runs one function (or HTTP action) of the deployment's live push. */
-  async call(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
+  /** The deployment's worker on this push, started if needed (also at server start, so scheduled functions run without a call). */
+  async worker(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
     let running = this.running.get(deployment.name);
     // A worker of older code (pushed through another emulator of this process) is replaced once.
     if (running && (await running.catch(() => null))?.pushId !== push.id && this.running.get(deployment.name) === running) await this.stop(deployment.name);
@@ -86,7 +86,12 @@ export class FunctionRuntimes {
       this.running.set(deployment.name, running);
       running.catch(() => this.running.delete(deployment.name));
     }
-    const current = await running;
+    return running;
+  }
+
+  /** Runs one function (or HTTP action) of the deployment's live push. */
+  async call(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
+    const current = await this.worker(context, deployment, push);
     const callId = this.nextCallId++;
     // HTTP actions run under the action limit, as upstream.
     const limit = this.timeoutMs[call.kind === "http" ? "action" : call.kind];

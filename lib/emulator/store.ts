@@ -436,3 +436,12 @@ export async function applyDocumentWrites(tx: SqlExecutor, deploymentName: strin
     }
   }
 }
+
+/** Deployments with scheduled functions still to run (their workers start with the server). */
+export async function listDeploymentsWithPendingJobs(db: SqlExecutor): Promise<string[]> {
+  const { rows } = await db.query<{ deployment_name: string }>(
+    `select distinct deployment_name from emulator_documents
+     where id like '%\\_scheduled\\_functions' and value->'state'->>'kind' = 'pending'`,
+  );
+  return rows.map((row) => row.deployment_name);
+}

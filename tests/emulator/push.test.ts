@@ -7,20 +7,20 @@ import { promisify } from "node:util";
 import { ConvexClient, ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { ConvexError } from "convex/values";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { provisionManagedProject, setEnvVariables, type ProvisionedBackendProject } from "@/lib/backend";
 import { MAX_ARGS_BYTES } from "@/lib/emulator/functions-api";
-import { findPush, listPushModules } from "@/lib/emulator/store";
+import { findPush, listDocuments, listPushModules } from "@/lib/emulator/store";
 import { getStore } from "@/lib/store";
 import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
 
 const CONVEX_BIN = path.resolve("node_modules/.bin/convex");
 /** Short enough for the endless query's test, long enough for a loaded machine. */
-const FUNCTION_TIMEOUT_MS = { query: 5_000, mutation: 5_000, action: 30_000 };
+const FUNCTION_TIMEOUT_MS = { query: 3_000, mutation: 3_000, action: 30_000 };
 /** The same for loading a push's modules. */
-const ANALYSE_TIMEOUT_MS = 8_000;
+const ANALYSE_TIMEOUT_MS = 5_000;
 const EMULATOR_OPTIONS = { functionTimeoutMs: FUNCTION_TIMEOUT_MS, analyseTimeoutMs: ANALYSE_TIMEOUT_MS };
 
 const SCHEMA = `import { defineSchema, defineTable } from "convex/server";
@@ -59,9 +59,9 @@ export const byAuthor = query({
 });
 
 export const sendLater = mutation({
-  args: { author: v.string(), body: v.string() },
-  handler: async (ctx, args) => {
-    await ctx.scheduler.runAfter(0, anyApi.messages.send, args);
+  args: { author: v.string(), body: v.string(), delayMs: v.number() },
+  handler: async (ctx, { delayMs, ...message }) => {
+    await ctx.scheduler.runAfter(delayMs, anyApi.messages.send, message);
   },
 });
 
@@ -211,6 +211,13 @@ describe("convex dev pushes to the emulated deployment", () => {
 
   const deploymentName = () => project.deploymentName;
 
+  /** The server restarts: a new emulator on the same store reopens the deployment's port. */
+  async function restartServer(): Promise<void> {
+    await emulator.server.close();
+    emulator = await startTestEmulator(EMULATOR_OPTIONS);
+    await emulator.server.emulator.start();
+  }
+
   it("pushes a schema and a module of functions: success, codegen, and the analysis is stored", { timeout: 180_000 }, async () => {
     const { code, output } = await push();
     expect(output).toContain("Convex functions ready!");
@@ -308,10 +315,7 @@ describe("convex dev pushes to the emulated deployment", () => {
     expect(byAda.map((message: { body: string }) => message.body)).toEqual(["again", "hello"]);
     expect(byAda[1]).toEqual({ _id: id, _creationTime: expect.any(Number), author: "ada", body: "hello" });
 
-    // The server restarts: a new emulator on the same store reopens the deployment's port.
-    await emulator.server.close();
-    emulator = await startTestEmulator(EMULATOR_OPTIONS);
-    await emulator.server.emulator.start();
+    await restartServer();
     // A client on new connections: the global fetch may still hold sockets the old server closed.
     const fresh = new ConvexHttpClient(project.deploymentUrl, { fetch: fetchOnNewConnection });
     const after = await fresh.query(anyApi.messages.list, {});
@@ -387,7 +391,7 @@ describe("convex dev pushes to the emulated deployment", () => {
       expect(seen.at(-1)).toEqual([...before, "live"]);
 
       // A scheduled function's writes reach subscribers too.
-      await writer.mutation(anyApi.messages.sendLater, { author: "ws", body: "scheduled" });
+      await writer.mutation(anyApi.messages.sendLater, { author: "ws", body: "scheduled", delayMs: 0 });
       await until(() => seen.at(-1)!.includes("scheduled"));
 
       expect(await writer.action(anyApi.messages.shout, { author: "ws", body: "loud" })).toEqual({ id: expect.any(String), count: before.length + 3 });
@@ -463,6 +467,24 @@ describe("convex dev pushes to the emulated deployment", () => {
     }
     expect(schemaIndexNames((await findPush(await getStore(), deploymentName()))!.schema)).toEqual(["by_author", "by_body"]);
   });
+
+  it("a scheduled function still pending at a restart runs after it, started with the server", { timeout: 120_000 }, async () => {
+    const client = new ConvexHttpClient(project.deploymentUrl, { fetch: fetchOnNewConnection });
+    await client.mutation(anyApi.messages.sendLater, { author: "timer", body: "after restart", delayMs: 5_000 });
+    const jobs = async () => (await listDocuments(await getStore(), deploymentName())).filter(([id]) => id.endsWith("_scheduled_functions"));
+    const pending = (await jobs()).find(([, job]) => (job as { state: { kind: string } }).state.kind === "pending");
+    expect(pending).toBeDefined();
+
+    await restartServer();
+    // No client calls: the server starts the worker, which schedules the job again; the store shows the write.
+    const sent = async () => (await listDocuments(await getStore(), deploymentName())).filter(([, value]) => (value as { body?: string }).body === "after restart");
+    await vi.waitFor(async () => expect(await sent()).toHaveLength(1), { timeout: 60_000, interval: 200 });
+    // The job ran as a new job; the one the old worker held is gone.
+    expect((await jobs()).map(([id]) => id)).not.toContain(pending![0]);
+    const fresh = new ConvexHttpClient(project.deploymentUrl, { fetch: fetchOnNewConnection });
+    expect((await fresh.query(anyApi.messages.list, {})).filter((message: { body: string }) => message.body === "after restart")).toHaveLength(1);
+  });
+
 });
 
 function schemaIndexNames(schema: unknown): string[] {
