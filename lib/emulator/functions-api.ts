@@ -106,11 +106,22 @@ function argsObject(args: unknown): unknown {
   return (Array.isArray(args) ? args[0] : args) ?? {};
 }
 
+/** Browsers call the function API from the app's own origin, as they call hosted deployments. */
+const CORS_HEADERS = { "access-control-allow-origin": "*" };
+
 function answer(result: CallResult): Response {
   const logLines = result.logLines ?? [];
   return result.ok
-    ? Response.json({ status: "success", value: result.value, logLines })
-    : Response.json({ status: "error", errorMessage: result.errorMessage, errorData: result.errorData ?? null, logLines }, { status: UDF_FAILED });
+    ? Response.json({ status: "success", value: result.value, logLines }, { headers: CORS_HEADERS })
+    : Response.json({ status: "error", errorMessage: result.errorMessage, errorData: result.errorData ?? null, logLines }, { status: UDF_FAILED, headers: CORS_HEADERS });
+}
+
+/** `OPTIONS` on the function API: the CORS preflight of a browser's call. */
+export async function allowCors(): Promise<Response> {
+  return new Response(null, {
+    status: 204,
+    headers: { ...CORS_HEADERS, "access-control-allow-methods": "POST, OPTIONS", "access-control-allow-headers": "authorization, content-type, convex-client", "access-control-max-age": "86400" },
+  });
 }
 
 async function call(kind: FunctionKind, request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {

@@ -320,6 +320,13 @@ describe("convex dev pushes to the emulated deployment", () => {
     const fresh = new ConvexHttpClient(project.deploymentUrl, { fetch: fetchOnNewConnection });
     const after = await fresh.query(anyApi.messages.list, {});
     expect(after.map((message: { body: string }) => message.body)).toEqual(["hello", "HI", "again"]);
+    // `/api/run/<module>/<export>` names the function by its URL; browsers may call it from another origin.
+    const run = await fetch(new URL("/api/run/messages/list", project.deploymentUrl), { method: "POST", headers: { "content-type": "application/json", connection: "close" }, body: JSON.stringify({ args: {} }) });
+    expect(run.headers.get("access-control-allow-origin")).toBe("*");
+    expect((await run.json()).value).toHaveLength(3);
+    const preflight = await fetch(new URL("/api/mutation", project.deploymentUrl), { method: "OPTIONS", headers: { origin: "http://localhost:8081", "access-control-request-method": "POST", connection: "close" } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("content-type");
     // Ids handed out after the restart do not collide with stored ones.
     const next = await fresh.mutation(anyApi.messages.send, { author: "cy", body: "new" });
     expect(after.map((message: { _id: string }) => message._id)).not.toContain(next);
