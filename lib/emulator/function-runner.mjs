@@ -157,6 +157,50 @@ async function startConvexTest(schema, paths) {
   return { test, database };
 }
 
+const CRONS_MODULE = "crons.js";
+
+/** A cron schedule of `convex/crons.ts` other than an interval, as a cron expression (UTC). */
+function cronExpression(schedule) {
+  const minute = schedule.minuteUTC ?? 0;
+  switch (schedule.type) {
+    case "cron":
+      return schedule.cron;
+    case "hourly":
+      return `${minute} * * * *`;
+    case "daily":
+      return `${minute} ${schedule.hourUTC} * * *`;
+    case "weekly":
+      return `${minute} ${schedule.hourUTC} * * ${schedule.dayOfWeek}`;
+    case "monthly":
+      return `${minute} ${schedule.hourUTC} ${schedule.day} * *`;
+    default:
+      throw new Error(`Unknown cron schedule type ${schedule.type}.`);
+  }
+}
+
+/**
+ * Runs the jobs of `convex/crons.ts` while the worker lives (convex-test does not run crons): an
+ * interval job first runs one interval after the code went live; the others at their next time.
+ * A job's failure is reported to the server's log, and the job keeps its schedule.
+ */
+async function startCrons(test, makeFunctionReference) {
+  const { Cron } = await import("croner");
+  const crons = (await load(CRONS_MODULE)).default?.crons ?? {};
+  for (const [identifier, { name, args, schedule }] of Object.entries(crons)) {
+    const [modulePath, exportName = "default"] = name.split(":");
+    const fn = (await load(`${modulePath}.js`))[exportName];
+    const kind = fn?.isAction ? "action" : fn?.isMutation ? "mutation" : "query";
+    const run = () =>
+      test[kind](makeFunctionReference(name), args?.[0] ?? {}).catch((error) => parentPort.postMessage({ type: "cronFailed", identifier, errorMessage: uncaught(error) }));
+    if (schedule.type === "interval") {
+      const periodMs = ((schedule.hours ?? 0) * 3600 + (schedule.minutes ?? 0) * 60 + (schedule.seconds ?? 0)) * 1000;
+      setInterval(run, periodMs);
+    } else {
+      new Cron(cronExpression(schedule), { timezone: "UTC" }, run);
+    }
+  }
+}
+
 /** The log lines of the call running in this async context. */
 const callLogs = new AsyncLocalStorage();
 
@@ -208,6 +252,8 @@ async function serve() {
     parentPort.postMessage({ type: "writes", writes: [[id, null]] });
     await test.run((ctx) => ctx.scheduler.runAt(job.scheduledTime, makeFunctionReference(job.name), job.args[0] ?? {}));
   }
+
+  if (modulePaths.includes(CRONS_MODULE)) await startCrons(test, makeFunctionReference);
 
   /** An HTTP action's answer as plain data (status, header pairs, body base64). */
   async function fetchHttpAction({ path: requestPath, method, headers, body }, identity) {

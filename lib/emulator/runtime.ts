@@ -60,6 +60,7 @@ export interface RunningWorker {
 
 type WorkerMessage =
   | { type: "ready" }
+  | { type: "cronFailed"; identifier: string; errorMessage: string }
   | { type: "writes"; writes: DocumentWrite[] }
   | ({ type: "result"; callId: number } & CallResult);
 
@@ -139,6 +140,7 @@ export class FunctionRuntimes {
     return new Promise<RunningWorker>((resolve, reject) => {
       worker.on("message", (message: WorkerMessage) => {
         if (message.type === "ready") resolve(running);
+        else if (message.type === "cronFailed") log.warn("emulated cron job failed", { deployment: deployment.name, job: message.identifier, error: message.errorMessage });
         else if (message.type === "writes") {
           running.persisted = running.persisted
             .then(() => context.db.transaction((tx) => applyDocumentWrites(tx, deployment.name, message.writes)))

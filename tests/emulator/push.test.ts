@@ -28,7 +28,30 @@ import { v } from "convex/values";
 
 export default defineSchema({
   messages: defineTable({ author: v.string(), body: v.string() }).index("by_author", ["author"]),
+  ticks: defineTable({ count: v.number() }),
 });
+`;
+
+/** A cron job that counts its runs. */
+const CRONS = `import { anyApi, cronJobs } from "convex/server";
+
+const crons = cronJobs();
+crons.interval("tick", { seconds: 1 }, anyApi.ticks.tick, {});
+export default crons;
+`;
+
+const TICKS = `import { internalMutation, query } from "./_generated/server";
+
+export const tick = internalMutation({
+  args: {},
+  handler: async (ctx) => {
+    const current = await ctx.db.query("ticks").first();
+    if (current) await ctx.db.patch(current._id, { count: current.count + 1 });
+    else await ctx.db.insert("ticks", { count: 1 });
+  },
+});
+
+export const count = query({ args: {}, handler: async (ctx) => (await ctx.db.query("ticks").first())?.count ?? 0 });
 `;
 
 const MESSAGES = `import { anyApi } from "convex/server";
@@ -187,6 +210,8 @@ describe("convex dev pushes to the emulated deployment", () => {
     fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
     fs.writeFileSync(path.join(cwd, "convex", "messages.ts"), MESSAGES);
     fs.writeFileSync(path.join(cwd, "convex", "http.ts"), HTTP);
+    fs.writeFileSync(path.join(cwd, "convex", "crons.ts"), CRONS);
+    fs.writeFileSync(path.join(cwd, "convex", "ticks.ts"), TICKS);
     fs.writeFileSync(path.join(cwd, "convex", "auth.config.ts"), AUTH_CONFIG);
     signingKeys = await generateKeyPair("RS256");
     await setEnvVariables(project, { JWKS: JSON.stringify({ keys: [{ ...(await exportJWK(signingKeys.publicKey)), use: "sig", alg: "RS256" }] }) });
@@ -256,7 +281,7 @@ describe("convex dev pushes to the emulated deployment", () => {
       value: { author: { fieldType: { type: "string" }, optional: false }, body: { fieldType: { type: "string" }, optional: false } },
     });
     expect(live!.auth).toEqual([{ domain: project.deploymentUrl, applicationID: "convex" }]);
-    expect((live!.schema as { tables: { tableName: string }[] }).tables.map((table) => table.tableName)).toEqual(["messages"]);
+    expect((live!.schema as { tables: { tableName: string }[] }).tables.map((table) => table.tableName)).toEqual(["messages", "ticks"]);
     const paths = (await listPushModules(await getStore(), live!.id)).map((module) => module.path);
     expect(paths).toEqual(expect.arrayContaining(["messages.js", "schema.js"]));
   });
@@ -473,6 +498,11 @@ describe("convex dev pushes to the emulated deployment", () => {
       fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
     }
     expect(schemaIndexNames((await findPush(await getStore(), deploymentName()))!.schema)).toEqual(["by_author", "by_body"]);
+  });
+
+  it("runs the cron jobs of convex/crons.ts", { timeout: 60_000 }, async () => {
+    const client = new ConvexHttpClient(project.deploymentUrl, { fetch: fetchOnNewConnection });
+    await vi.waitFor(async () => expect(await client.query(anyApi.ticks.count, {})).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 250 });
   });
 
   it("a scheduled function still pending at a restart runs after it, started with the server", { timeout: 120_000 }, async () => {
