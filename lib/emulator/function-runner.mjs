@@ -204,7 +204,7 @@ async function startCrons(test, makeFunctionReference) {
 /** The log lines of the call running in this async context. */
 const callLogs = new AsyncLocalStorage();
 
-/** `console.*` inside a call becomes the call's log lines, worded as the backend's (`[LOG] 'text'`). */
+/** `console.*` inside a call becomes the call's log lines: level, the arguments as the backend words them (`'text'`), time. */
 function captureConsole() {
   const levels = { log: "LOG", info: "INFO", warn: "WARN", error: "ERROR", debug: "DEBUG" };
   for (const [method, level] of Object.entries(levels)) {
@@ -212,7 +212,7 @@ function captureConsole() {
     console[method] = (...args) => {
       const lines = callLogs.getStore();
       if (!lines) return original(...args);
-      lines.push(`[${level}] ${args.map((arg) => (typeof arg === "string" ? `'${arg}'` : inspect(arg, { depth: 4 }))).join(" ")}`);
+      lines.push({ level, messages: args.map((arg) => (typeof arg === "string" ? `'${arg}'` : inspect(arg, { depth: 4 }))), timestamp: Date.now() });
     };
   }
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { EmulatorContext } from "./context";
-import { badDeployKey, keyOpensDeployment, runSystemFunction } from "./deployment";
-import { EmulatorError, authorizationCredential, readJson } from "./http";
+import { badDeployKey, keyOpensDeployment, requireKey, runSystemFunction } from "./deployment";
+import { EmulatorError, authorizationCredential, readJson, readQuery } from "./http";
 import type { AnalysedModule } from "./modules";
 import type { CallResult, FunctionKind, HttpActionResponse, UserIdentity } from "./runtime";
 import type { EmulatorDeployment } from "./store";
@@ -168,4 +168,16 @@ export async function serveHttpAction(request: Request, context: EmulatorContext
   if (!result.ok) return new Response(result.errorMessage, { status: 500 });
   const answer = result.value as HttpActionResponse;
   return new Response(request.method === "HEAD" || [204, 304].includes(answer.status) ? null : Buffer.from(answer.body, "base64"), { status: answer.status, headers: answer.headers });
+}
+
+/** How long `/api/stream_function_logs` waits for an execution before answering none. */
+const LOG_POLL_WAIT_MS = 10_000;
+
+const streamQuery = z.object({ cursor: z.coerce.number().default(0) });
+
+/** `GET /api/stream_function_logs?cursor=<ms>` (admin): the executions after the cursor, long-polled; what `convex dev` and `convex logs` print. */
+export async function streamFunctionLogs(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  await requireKey(request, context, deployment);
+  const { cursor } = readQuery(request, streamQuery);
+  return Response.json(await context.runtimes.logs.after(deployment.name, cursor, LOG_POLL_WAIT_MS, request.signal));
 }

@@ -32,7 +32,7 @@ import {
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { ANALYSE_TIMEOUT_MS } from "./modules";
-import { allowCors, runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, verifiedIdentity } from "./functions-api";
+import { allowCors, runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, streamFunctionLogs, verifiedIdentity } from "./functions-api";
 import { PUSH_MODULES_DIR, evaluatePush, evaluateSchema, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { syncUpgradeHandler } from "./sync";
@@ -125,6 +125,7 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "POST", pattern: /^\/api\/mutation$/, handler: runMutation },
   { method: "POST", pattern: /^\/api\/action$/, handler: runAction },
   { method: "POST", pattern: /^\/api\/run\/.+$/, handler: runByUrl },
+  { method: "GET", pattern: /^\/api\/stream_function_logs$/, handler: streamFunctionLogs },
   { method: "OPTIONS", pattern: /^\/api\/(?:query|mutation|action|run\/.+)$/, handler: allowCors },
   { method: "POST", pattern: /^\/api\/get_config_hashes$/, handler: getConfigHashes },
   { method: "POST", pattern: /^\/api\/deploy2\/start_push$/, handler: startPush },

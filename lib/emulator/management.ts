@@ -256,6 +256,7 @@ export async function deleteProjectById(request: Request, context: EmulatorConte
   if (!(await deleteProject(context.db, project.teamId, project.id))) throw projectNotFound();
   const names = deployments.map((deployment) => deployment.name);
   await Promise.all([context.listeners.closeSome(names), ...names.map((name) => context.runtimes.stop(name))]);
+  names.forEach((name) => context.runtimes.logs.forget(name));
   return new Response(null, { status: 200 });
 }
 

@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { log } from "@/lib/log";
+import { FunctionLogs, formatLogLine, type FunctionExecution, type LogLine } from "./function-log";
 import type { EmulatorContext } from "./context";
 import { deploymentUrlForPort } from "./listeners";
 import { RUNNER_SCRIPT, WORKER_HEAP_MB, pushDirectory, writePushModules } from "./modules";
@@ -53,7 +54,7 @@ export const FUNCTION_TIMEOUT_MS: Record<FunctionKind, number> = { query: 10_000
 export interface RunningWorker {
   worker: Worker;
   pushId: string;
-  pending: Map<number, (result: CallResult) => void>;
+  pending: Map<number, (result: CallResult, logLines: LogLine[]) => void>;
   /** Persistence of the writes reported so far, in order. */
   persisted: Promise<void>;
 }
@@ -62,9 +63,33 @@ type WorkerMessage =
   | { type: "ready" }
   | { type: "cronFailed"; identifier: string; errorMessage: string }
   | { type: "writes"; writes: DocumentWrite[] }
-  | ({ type: "result"; callId: number } & CallResult);
+  | ({ type: "result"; callId: number; logLines: LogLine[] } & ({ ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown }));
+
+const UDF_TYPES = { query: "Query", mutation: "Mutation", action: "Action", http: "HttpAction" } as const;
+
+/** The log stream's record of one call. */
+function execution(call: FunctionCall, result: CallResult, logLines: LogLine[], startedMs: number, callId: number): FunctionExecution {
+  const finishedMs = Date.now();
+  return {
+    kind: "Completion",
+    udfType: UDF_TYPES[call.kind],
+    identifier: call.kind === "http" ? `${call.request.method} ${call.request.path.split("?")[0]}` : call.udfPath,
+    logLines: logLines.map((line) => ({ ...line, isTruncated: false })),
+    timestamp: finishedMs / 1000,
+    executionTime: (finishedMs - startedMs) / 1000,
+    error: result.ok ? null : result.errorMessage,
+    cachedResult: false,
+    caller: call.kind === "http" ? "HttpEndpoint" : "SyncWorker",
+    requestId: `emulated-${callId}`,
+    executionId: `emulated-${callId}`,
+    environment: "isolate",
+    identityType: call.kind !== "http" && call.identity ? "user" : "unknown",
+  };
+}
 
 export class FunctionRuntimes {
+  /** The recent executions per deployment (`/api/stream_function_logs`). */
+  readonly logs = new FunctionLogs();
   private readonly running = new Map<string, Promise<RunningWorker>>();
   /** The live push of each deployment, read once: only this emulator's listener pushes to it (replaceCode forgets it). */
   private readonly livePushes = new Map<string, Promise<PushRecord | null>>();
@@ -96,19 +121,22 @@ export class FunctionRuntimes {
     const callId = this.nextCallId++;
     // HTTP actions run under the action limit, as upstream.
     const limit = this.timeoutMs[call.kind === "http" ? "action" : call.kind];
-    return new Promise<CallResult>((resolve) => {
+    const started = Date.now();
+    const result = await new Promise<{ result: CallResult; logLines: LogLine[] }>((resolve) => {
       const timer = setTimeout(() => {
         // A function that does not return holds the worker's thread: only a new worker ends it.
         current.pending.delete(callId);
-        resolve({ ok: false, errorMessage: `Function execution timed out (maximum duration: ${limit / 1000}s).` });
+        resolve({ result: { ok: false, errorMessage: `Function execution timed out (maximum duration: ${limit / 1000}s).` }, logLines: [] });
         void this.stop(deployment.name);
       }, limit);
-      current.pending.set(callId, (result) => {
+      current.pending.set(callId, (answer, logLines) => {
         clearTimeout(timer);
-        resolve(result);
+        resolve({ result: answer, logLines });
       });
       current.worker.postMessage({ callId, call });
     });
+    this.logs.record(deployment.name, execution(call, result.result, result.logLines, started, callId));
+    return { ...result.result, logLines: result.logLines.map(formatLogLine) };
   }
 
   private async start(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
@@ -134,7 +162,7 @@ export class FunctionRuntimes {
     worker.stderr.resume();
     const running: RunningWorker = { worker, pushId: push.id, pending: new Map(), persisted: Promise.resolve() };
     const fail = (errorMessage: string) => {
-      for (const settle of running.pending.values()) settle({ ok: false, errorMessage });
+      for (const settle of running.pending.values()) settle({ ok: false, errorMessage }, []);
       running.pending.clear();
     };
     return new Promise<RunningWorker>((resolve, reject) => {
@@ -147,9 +175,10 @@ export class FunctionRuntimes {
             .then(() => this.onCommit(deployment.name, message.writes))
             .catch((error) => log.error("emulated deployment writes not persisted", { deployment: deployment.name, error }));
         } else {
-          const { callId, ...result } = message;
+          const { callId, logLines } = message;
+          const result: CallResult = message.ok ? { ok: true, value: message.value } : { ok: false, errorMessage: message.errorMessage, errorData: message.errorData };
           void running.persisted.then(() => {
-            running.pending.get(callId)?.(result);
+            running.pending.get(callId)?.(result, logLines);
             running.pending.delete(callId);
           });
         }

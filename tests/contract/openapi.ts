@@ -52,6 +52,7 @@ export const OUTSIDE_DOCUMENTS: { api: Api; pattern: RegExp; why: string }[] = [
   { api: "deployment", pattern: /^\/api\/(?:query|mutation|action|run\/.+)$/, why: "the public function API (ConvexHttpClient, the CLI's `npx convex env get`)" },
   { api: "deployment", pattern: /^\/(?!api\/)/, why: "the HTTP actions of the pushed `convex/http.ts` (the deployment's site URL)" },
   { api: "deployment", pattern: /^\/api\/(?:get_config_hashes|deploy2\/[a-z_]+)$/, why: "the CLI's push (`npx convex dev` / `deploy`)" },
+  { api: "deployment", pattern: /^\/api\/stream_function_logs$/, why: "the CLI's function log stream (`npx convex dev`, `convex logs`)" },
 ];
 
 const pointer = (token: string) => encodeURIComponent(token.replace(/~/g, "~0").replace(/\//g, "~1"));

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { ConvexClient, ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { ConvexError } from "convex/values";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import WebSocket from "ws";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { provisionManagedProject, setEnvVariables, type ProvisionedBackendProject } from "@/lib/backend";
@@ -236,6 +236,29 @@ describe("convex dev pushes to the emulated deployment", () => {
 
   const deploymentName = () => project.deploymentName;
 
+  /** Runs `convex logs --history 100` until its output matches, then stops it; the output. */
+  function convexLogs(until: RegExp): Promise<string> {
+    const child = spawn(CONVEX_BIN, ["logs", "--history", "100", "--url", project.deploymentUrl, "--admin-key", project.token], {
+      cwd,
+      env: { ...process.env, CI: "1", NO_COLOR: "1" },
+    });
+    // It streams until stopped: a test that fails before the match must not leave it running.
+    onTestFinished(() => void child.kill());
+    let output = "";
+    return new Promise<string>((resolve, reject) => {
+      const read = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (until.test(output)) {
+          child.kill();
+          resolve(output);
+        }
+      };
+      child.stdout.on("data", read);
+      child.stderr.on("data", read);
+      child.on("exit", () => reject(new Error(`convex logs exited without printing ${until}:\n${output}`)));
+    });
+  }
+
   /** The server restarts: a new emulator on the same store reopens the deployment's port. */
   async function restartServer(): Promise<void> {
     await emulator.server.close();
@@ -377,6 +400,10 @@ describe("convex dev pushes to the emulated deployment", () => {
     // What the function printed comes back as its log lines.
     expect(await cleared.json()).toEqual({ status: "success", value: null, logLines: ["[LOG] 'clearing' { table: 'messages' }"] });
     expect(await client.query(anyApi.messages.list, {})).toEqual([]);
+
+    // The CLI's log stream shows the call and what it printed.
+    const logs = await convexLogs(/\[CONVEX M\(messages:clear\)\] \[LOG\] 'clearing' \{ table: 'messages' \}/);
+    expect(logs).toMatch(/\[CONVEX M\(messages:refuse\)\] .*closed/);
 
     const oversized = "x".repeat(MAX_ARGS_BYTES);
     await expect(client.mutation(anyApi.messages.send, { author: "big", body: oversized })).rejects.toThrow(/Arguments for messages:send are too large \(\d+ bytes; the limit is 16777216 bytes\)/);
