@@ -177,10 +177,11 @@ interface EvaluatedPush {
 }
 
 /**
- * Loads the code of a push request in a worker and checks it. Only a push that will be kept
- * (`keep`, not a dry run) keeps its module directory.
+ * Loads the code of a push request in a worker and checks it: every module, or only the schema
+ * (`schemaOnly`, evaluate_schema). Only a push that will be kept (`keep`, not a dry run) keeps its
+ * module directory.
  */
-async function evaluatePushRequest(request: Request, context: EmulatorContext, deployment: EmulatorDeployment, keep: boolean): Promise<EvaluatedPush> {
+async function evaluatePushRequest(request: Request, context: EmulatorContext, deployment: EmulatorDeployment, { keep, schemaOnly }: { keep: boolean; schemaOnly: boolean }): Promise<EvaluatedPush> {
   await requireKey(request, context, deployment);
   const body = await readPushJson(request, startPushBody);
   if (body.componentDefinitions.length > 0) throw new EmulatorError(400, "ComponentsNotSupported", "Components (convex.config.ts) are not supported by the built-in deployment yet.");
@@ -198,9 +199,9 @@ async function evaluatePushRequest(request: Request, context: EmulatorContext, d
   const origin = new URL(request.url).origin;
   const analysed = await analysePush({
     dir,
-    modulePaths: modules.map((module) => module.path).filter((modulePath) => !modulePath.startsWith(DEPS_PREFIX)),
+    modulePaths: schemaOnly ? [] : modules.map((module) => module.path).filter((modulePath) => !modulePath.startsWith(DEPS_PREFIX)),
     schemaPath: schemaModule?.path ?? null,
-    authPath: modules.some((module) => module.path === AUTH_CONFIG_MODULE) ? AUTH_CONFIG_MODULE : null,
+    authPath: !schemaOnly && modules.some((module) => module.path === AUTH_CONFIG_MODULE) ? AUTH_CONFIG_MODULE : null,
     env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: origin, CONVEX_SITE_URL: origin },
     documents,
   }, context.analyseTimeoutMs);
@@ -240,7 +241,7 @@ function startPushAnswer({ body, pushId, live, analysis, variables }: EvaluatedP
 
 /** `POST /api/deploy2/start_push`: loads the pushed modules, records the push (unless a dry run) and answers the analysis. */
 export async function startPush(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
-  const evaluated = await evaluatePushRequest(request, context, deployment, true);
+  const evaluated = await evaluatePushRequest(request, context, deployment, { keep: true, schemaOnly: false });
   const { body, pushId, analysis, stored } = evaluated;
   if (!body.dryRun) {
     const record: PushRecord = {
@@ -259,7 +260,7 @@ export async function startPush(request: Request, context: EmulatorContext, depl
 
 /** `POST /api/deploy2/evaluate_push` (`convex deploy`'s checks): start_push's answer, nothing kept. */
 export async function evaluatePush(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
-  return startPushAnswer(await evaluatePushRequest(request, context, deployment, false));
+  return startPushAnswer(await evaluatePushRequest(request, context, deployment, { keep: false, schemaOnly: false }));
 }
 
 /** convex-test's ids: a decimal counter, then the table's name. */
@@ -270,7 +271,7 @@ const tableOfId = (id: string) => id.replace(/^\d+/, "");
  * what the push does to it. Documents are checked at start_push, so every table is walked.
  */
 export async function evaluateSchema(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
-  const { live, analysis, documents } = await evaluatePushRequest(request, context, deployment, false);
+  const { live, analysis, documents } = await evaluatePushRequest(request, context, deployment, { keep: false, schemaOnly: true });
   const documentsOf = new Map<string, { numDocs: number; sizeBytes: number }>();
   for (const [id, value] of documents) {
     const table = documentsOf.get(tableOfId(id)) ?? { numDocs: 0, sizeBytes: 0 };
