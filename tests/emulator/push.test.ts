@@ -1,4 +1,5 @@
 import { execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -30,6 +31,15 @@ export default defineSchema({
   messages: defineTable({ author: v.string(), body: v.string() }).index("by_author", ["author"]),
   ticks: defineTable({ count: v.number() }),
 });
+`;
+
+/** An action in the Node.js runtime ("use node"), with a Node built-in. */
+const NODE_ACTIONS = `"use node";
+import { createHash } from "node:crypto";
+import { v } from "convex/values";
+import { action } from "./_generated/server";
+
+export const digest = action({ args: { text: v.string() }, handler: async (_ctx, { text }) => createHash("sha256").update(text).digest("hex") });
 `;
 
 /** A cron job that counts its runs. */
@@ -212,6 +222,7 @@ describe("convex dev pushes to the emulated deployment", () => {
     fs.writeFileSync(path.join(cwd, "convex", "http.ts"), HTTP);
     fs.writeFileSync(path.join(cwd, "convex", "crons.ts"), CRONS);
     fs.writeFileSync(path.join(cwd, "convex", "ticks.ts"), TICKS);
+    fs.writeFileSync(path.join(cwd, "convex", "nodeActions.ts"), NODE_ACTIONS);
     fs.writeFileSync(path.join(cwd, "convex", "auth.config.ts"), AUTH_CONFIG);
     signingKeys = await generateKeyPair("RS256");
     await setEnvVariables(project, { JWKS: JSON.stringify({ keys: [{ ...(await exportJWK(signingKeys.publicKey)), use: "sig", alg: "RS256" }] }) });
@@ -359,6 +370,7 @@ describe("convex dev pushes to the emulated deployment", () => {
     const shouted = await client.action(anyApi.messages.shout, { author: "bob", body: "hi" });
     expect(shouted).toEqual({ id: expect.any(String), count: 2 });
     await client.mutation(anyApi.messages.send, { author: "ada", body: "again" });
+    expect(await client.action(anyApi.nodeActions.digest, { text: "abc" })).toBe(createHash("sha256").update("abc").digest("hex"));
     const byAda = await client.query(anyApi.messages.byAuthor, { author: "ada" });
     expect(byAda.map((message: { body: string }) => message.body)).toEqual(["again", "hello"]);
     expect(byAda[1]).toEqual({ _id: id, _creationTime: expect.any(Number), author: "ada", body: "hello" });
