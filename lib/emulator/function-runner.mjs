@@ -9,7 +9,7 @@
 // terminate() stops a function that never returns.
 import { AsyncLocalStorage } from "node:async_hooks";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { inspect } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
 
@@ -22,13 +22,21 @@ const load = (modulePath) => {
 
 /**
  * The backend's wording for an uncaught exception: `Uncaught <name>: <message>` and the frames of
- * the pushed code, with paths relative to the push (the runtime's own frames say nothing to the app's developer).
+ * the app's code, at its sources when the push has source maps (`../convex/messages.ts:12:9`), else
+ * in the bundles; the runtime's and libraries' frames say nothing to the app's developer.
  */
 function uncaught(error) {
   if (!(error instanceof Error)) return `Uncaught ${String(error)}`;
-  const pushDir = pathToFileURL(dir).href + "/";
-  const frames = (error.stack ?? "").split("\n").filter((line) => line.trimStart().startsWith("at ") && line.includes(pushDir));
-  return [`Uncaught ${error.name}: ${error.message}`, ...frames.map((line) => line.replace(pushDir, ""))].join("\n");
+  // Bundle frames are file URLs, source-mapped frames plain paths; both below the deployment's directory.
+  const deploymentDir = path.dirname(dir) + path.sep;
+  const appFile = new RegExp(`${deploymentDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[^\\s):]+`);
+  const frames = (error.stack ?? "")
+    .split("\n")
+    .filter((line) => line.trimStart().startsWith("at "))
+    .map((line) => line.replace(/file:\/\/[^\s)]+/, (url) => fileURLToPath(url)))
+    .filter((line) => appFile.test(line) && !line.includes("/node_modules/") && !line.includes("/_deps/"))
+    .map((line) => line.replace(appFile, (file) => path.relative(dir, file)));
+  return [`Uncaught ${error.name}: ${error.message}`, ...frames].join("\n");
 }
 
 function udfType(value) {

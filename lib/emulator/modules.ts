@@ -16,6 +16,8 @@ export const RUNNER_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), 
 export const ANALYSE_TIMEOUT_MS = 20_000;
 /** Heap of a worker running pushed code. */
 export const WORKER_HEAP_MB = 256;
+/** Node options of the workers that run pushed code. */
+export const WORKER_EXEC_ARGV = ["--enable-source-maps"];
 
 /** The hash the CLI compares to decide whether a module changed (`hash()` in the CLI's components.ts). */
 export function moduleHash(module: { source: string; sourceMap?: string }): string {
@@ -45,6 +47,8 @@ export async function writePushModules(dir: string, modules: readonly PushedModu
     const file = path.join(dir, safeModulePath(pushedModule.path));
     await fs.mkdir(path.dirname(file), { recursive: true });
     await fs.writeFile(file, pushedModule.source);
+    // The bundle names its map (`//# sourceMappingURL=<file>.map`): stack traces point at the app's sources.
+    if (pushedModule.sourceMap) await fs.writeFile(`${file}.map`, pushedModule.sourceMap);
   }
   return dir;
 }
@@ -98,7 +102,7 @@ export interface AnalyseInput {
 export function analysePush(input: AnalyseInput, timeoutMs = ANALYSE_TIMEOUT_MS): Promise<{ ok: true; value: PushAnalysis } | AnalysisFailure> {
   const { env, ...rest } = input;
   const workerData = { mode: "analyse", ...rest };
-  const worker = new Worker(RUNNER_SCRIPT, { workerData, env, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB }, stdout: true, stderr: true });
+  const worker = new Worker(RUNNER_SCRIPT, { workerData, env, execArgv: WORKER_EXEC_ARGV, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB }, stdout: true, stderr: true });
   // What modules print while loading is not reported (the backend drops it too).
   worker.stdout.resume();
   worker.stderr.resume();

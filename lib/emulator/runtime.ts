@@ -3,7 +3,7 @@ import { log } from "@/lib/log";
 import { FunctionLogs, formatLogLine, type FunctionExecution, type LogLine } from "./function-log";
 import type { EmulatorContext } from "./context";
 import { deploymentUrlForPort } from "./listeners";
-import { RUNNER_SCRIPT, WORKER_HEAP_MB, pushDirectory, writePushModules } from "./modules";
+import { RUNNER_SCRIPT, WORKER_EXEC_ARGV, WORKER_HEAP_MB, pushDirectory, writePushModules } from "./modules";
 import { applyDocumentWrites, findPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
 
 /**
@@ -154,6 +154,7 @@ export class FunctionRuntimes {
         documents: await listDocuments(context.db, deployment.name),
       },
       env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: url, CONVEX_SITE_URL: url },
+      execArgv: WORKER_EXEC_ARGV,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
       stdout: true,
       stderr: true,

@@ -329,6 +329,8 @@ describe("convex dev pushes to the emulated deployment", () => {
       expect(output).toContain("Error: Unable to start push to");
       expect(output).toContain("400 Bad Request: InvalidModules:");
       expect(output).toContain("Failed to analyze broken.js: Uncaught Error: broken at import");
+      // The frame points at the app's source, through the push's source map.
+      expect(output).toMatch(/at .*\.\.\/convex\/broken\.ts:2:\d+/);
     } finally {
       fs.rmSync(path.join(cwd, "convex", "broken.ts"));
     }
