@@ -5,8 +5,9 @@ import { applyEnvChanges, findDeployKeyDeployment, findTeamByToken, getEnvVar, l
 
 /**
  * The deployment API of one emulated deployment, served at the root of its own listener:
- * `/api/v1/...` (deployment-api.json) plus what the `convex` CLI calls (`/api/update_environment_variables`,
- * `/api/query`; queries over the sync WebSocket are in ./sync).
+ * `/api/v1/...` (deployment-api.json) plus what the `convex` CLI calls
+ * (`/api/update_environment_variables`, and the system queries of `env get` / `env list`, run
+ * through the function API of ./functions-api). Pushes are in ./push.
  */
 
 /** Upstream limits (`crates/common/src/types/environment_variables.rs`). */
@@ -116,7 +117,7 @@ export async function deploymentInfo(request: Request, context: EmulatorContext,
 }
 
 /** Result of one system function call: its value, or the error message a failed call reports. */
-export type FunctionResult = { ok: true; value: unknown } | { ok: false; errorMessage: string };
+type FunctionResult = { ok: true; value: unknown } | { ok: false; errorMessage: string };
 
 /** Runs one of the system functions the emulator knows (reading environment variables). */
 export async function runSystemFunction(context: EmulatorContext, deployment: EmulatorDeployment, path: string, args: unknown[]): Promise<FunctionResult> {

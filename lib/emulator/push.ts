@@ -10,8 +10,9 @@ import { findPush, finishPush, insertPush, listDocuments, listEnvVars, listPushM
 
 /**
  * The push endpoints the `convex` CLI calls (`npx convex dev` / `npx convex deploy`, CLI 1.48):
- * `get_config_hashes` → `deploy2/start_push` → `deploy2/wait_for_schema` → `deploy2/finish_push`
- * → `deploy2/report_push_completed`. Request and answer shapes follow the CLI's zod schemas
+ * `get_config_hashes` → `deploy2/evaluate_schema` (and `evaluate_push` for deploy's checks) →
+ * `deploy2/start_push` → `deploy2/wait_for_schema` → `deploy2/finish_push` →
+ * `deploy2/report_push_completed`. Request and answer shapes follow the CLI's zod schemas
  * (`src/cli/lib/deployApi/*` of the convex package). start_push loads the modules in a worker
  * and records the push; finish_push makes it the deployment's live code.
  */
@@ -45,7 +46,6 @@ const startPushBody = z.object({
   componentDefinitions: z.array(z.unknown()),
   nodeVersion: z.string().nullish(),
 });
-
 
 /** A request body, brotli- or gzip-decoded as its Content-Encoding says (the CLI compresses pushes). */
 async function readPushJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
