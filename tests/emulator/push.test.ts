@@ -16,6 +16,7 @@ import { MAX_ARGS_BYTES } from "@/lib/emulator/functions-api";
 import { findPush, listDocuments, listPushModules } from "@/lib/emulator/store";
 import { getStore } from "@/lib/store";
 import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
+import { launchBrowser, recordPageErrors } from "../e2e/browser";
 
 const CONVEX_BIN = path.resolve("node_modules/.bin/convex");
 /** Short enough for the endless query's test, long enough for a loaded machine. */
@@ -563,6 +564,39 @@ describe("convex dev pushes to the emulated deployment", () => {
     expect((await fresh.query(anyApi.messages.list, {})).filter((message: { body: string }) => message.body === "after restart")).toHaveLength(1);
   });
 
+
+  it("in Chromium, a page's ConvexClient sends a message and a second tab sees it appear without a reload", { timeout: 120_000 }, async () => {
+    // A page of another origin, as the app's web preview is: the browser build of the convex client, subscribed to messages:list.
+    const page = `<!doctype html><ul id="messages"></ul><script src="/convex.js"></script><script>
+      const client = new convex.ConvexClient(${JSON.stringify(project.deploymentUrl)});
+      client.onUpdate("messages:list", {}, (messages) => {
+        document.getElementById("messages").replaceChildren(...messages.map((message) => Object.assign(document.createElement("li"), { textContent: message.body })));
+      });
+      window.send = (body) => client.mutation("messages:send", { author: "tab", body });
+    </script>`;
+    const site = http.createServer((request, response) => {
+      if (request.url === "/convex.js") response.end(fs.readFileSync(path.resolve("node_modules/convex/dist/browser.bundle.js")));
+      else response.end(page);
+    });
+    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+    const siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/`;
+    const browser = await launchBrowser();
+    try {
+      const [sender, watcher] = [await browser.newPage(), await browser.newPage()];
+      const errors = [...recordPageErrors(sender), ...recordPageErrors(watcher)];
+      await Promise.all([sender.goto(siteUrl), watcher.goto(siteUrl)]);
+      // Runs in the page: whether the list shows this message.
+      const shows = (body: string) => [...document.querySelectorAll("#messages li")].some((item) => item.textContent === body);
+      await sender.evaluate(() => (window as unknown as { send(body: string): Promise<unknown> }).send("from the first tab"));
+      await sender.waitForFunction(shows, { timeout: 30_000 }, "from the first tab");
+      await watcher.waitForFunction(shows, { timeout: 30_000 }, "from the first tab");
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      site.closeAllConnections();
+      await new Promise((resolve) => site.close(resolve));
+    }
+  });
 });
 
 function schemaIndexNames(schema: unknown): string[] {
