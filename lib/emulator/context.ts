@@ -1,6 +1,7 @@
 import type { Sql } from "@/lib/store";
 import type { EmulatorIdentity } from "./identity";
 import type { DeploymentListeners } from "./listeners";
+import type { FunctionRuntimes } from "./runtime";
 import type { EmulatorTeam } from "./store";
 
 /** What every emulator handler gets. */
@@ -14,4 +15,10 @@ export interface EmulatorContext {
   now: () => Date;
   /** The deployments' loopback listeners of this emulator. */
   listeners: DeploymentListeners;
+  /** Where pushed modules are written for the workers that load them. */
+  modulesDir: string;
+  /** How long loading a push's modules may take. */
+  analyseTimeoutMs: number;
+  /** The workers running the deployments' functions. */
+  runtimes: FunctionRuntimes;
 }

@@ -5,8 +5,9 @@ import { applyEnvChanges, findDeployKeyDeployment, findTeamByToken, getEnvVar, l
 
 /**
  * The deployment API of one emulated deployment, served at the root of its own listener:
- * `/api/v1/...` (deployment-api.json) plus what the `convex` CLI calls (`/api/update_environment_variables`,
- * `/api/query`; queries over the sync WebSocket are in ./sync).
+ * `/api/v1/...` (deployment-api.json) plus what the `convex` CLI calls
+ * (`/api/update_environment_variables`, and the system queries of `env get` / `env list`, run
+ * through the function API of ./functions-api). Pushes are in ./push.
  */
 
 /** Upstream limits (`crates/common/src/types/environment_variables.rs`). */
@@ -19,19 +20,10 @@ const updateBody = z.strictObject({
   changes: z.array(z.strictObject({ name: z.string(), value: z.string().nullish() })),
 });
 
-const queryBody = z.object({
-  path: z.string(),
-  format: z.string().optional(),
-  args: z.array(z.unknown()),
-});
-
 /** Key shapes of deployment keys: `dev:<name>|…`, `prod:<name>|…` or a bare `<name>|…` admin key. */
 const DEPLOYMENT_KEY = /^(?:(?:dev|prod):)?([a-z0-9-]+)\|([^|]+)$/;
 /** Project keys, `project:<team>:<project>|<access token>` (research §2.2). */
 const PROJECT_KEY = /^project:([^:|]+):([^:|]+)\|([^|]+)$/;
-
-/** HTTP status of a failed function call, with a `{status: "error", errorMessage}` body (convex `STATUS_CODE_UDF_FAILED`). */
-const UDF_FAILED = 560;
 
 /** The system functions the CLI reads variables with (`convex env get` / `env list`). */
 export const ENV_GET_FUNCTION = "_system/cli/queryEnvironmentVariables:get";
@@ -68,7 +60,7 @@ export function badDeployKey(deployment: EmulatorDeployment): EmulatorError {
   );
 }
 
-async function requireKey(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<void> {
+export async function requireKey(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<void> {
   const key = authorizationCredential(request, "Convex");
   if (!key) throw new EmulatorError(401, "BadAdminKey", "An admin key is required: send Authorization: Convex <admin key>.");
   if (!(await keyOpensDeployment(context, key, deployment))) throw badDeployKey(deployment);
@@ -125,7 +117,7 @@ export async function deploymentInfo(request: Request, context: EmulatorContext,
 }
 
 /** Result of one system function call: its value, or the error message a failed call reports. */
-export type FunctionResult = { ok: true; value: unknown } | { ok: false; errorMessage: string };
+type FunctionResult = { ok: true; value: unknown } | { ok: false; errorMessage: string };
 
 /** Runs one of the system functions the emulator knows (reading environment variables). */
 export async function runSystemFunction(context: EmulatorContext, deployment: EmulatorDeployment, path: string, args: unknown[]): Promise<FunctionResult> {
@@ -135,14 +127,4 @@ export async function runSystemFunction(context: EmulatorContext, deployment: Em
   if (!parsed.success) return { ok: false, errorMessage: "ArgumentValidationError: Object is missing the required field `name`." };
   const value = await getEnvVar(context.db, deployment.name, parsed.data.name);
   return { ok: true, value: value === null ? null : { name: parsed.data.name, value } };
-}
-
-/** `POST /api/query`: a failed call answers 560 `{status: "error", errorMessage}`, as hosted deployments do. */
-export async function runQuery(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
-  await requireKey(request, context, deployment);
-  const body = await readJson(request, queryBody);
-  const result = await runSystemFunction(context, deployment, body.path, body.args);
-  return result.ok
-    ? Response.json({ status: "success", value: result.value, logLines: [] })
-    : Response.json({ status: "error", errorMessage: result.errorMessage, errorData: null, logLines: [] }, { status: UDF_FAILED });
 }

@@ -1,3 +1,5 @@
+import { EventEmitter } from "node:events";
+import path from "node:path";
 import { getConfig, type Config } from "@/lib/config";
 import { log } from "@/lib/log";
 import { getStore, type Sql } from "@/lib/store";
@@ -8,8 +10,6 @@ import {
   getCanonicalUrls,
   keyOpensDeployment,
   listEnvironmentVariables,
-  runQuery,
-  runSystemFunction,
   updateEnvironmentVariables,
 } from "./deployment";
 import { FaultController, applyFault, faultRuleSchema, type FaultRule } from "./faults";
@@ -30,7 +30,11 @@ import {
   updateDefaultEnvironmentVariables,
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
-import { findDeployment, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
+import { findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
+import { ANALYSE_TIMEOUT_MS } from "./modules";
+import { allowCors, runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, streamFunctionLogs, verifiedIdentity } from "./functions-api";
+import { PUSH_MODULES_DIR, evaluatePush, evaluateSchema, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
+import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { syncUpgradeHandler } from "./sync";
 
 export { createEmulatorTeam, type EmulatorTeam } from "./store";
@@ -52,6 +56,10 @@ export interface EmulatorOptions {
   projectQuota?: number;
   /** Clock for OAuth code expiry. @default () => new Date() */
   now?: () => Date;
+  /** How long loading a push's modules may take. @default ANALYSE_TIMEOUT_MS */
+  analyseTimeoutMs?: number;
+  /** Longest run of a function call, per kind. @default FUNCTION_TIMEOUT_MS */
+  functionTimeoutMs?: Record<FunctionKind, number>;
   /** Called after every answered request with both sides of the exchange (contract tests). */
   onExchange?: (exchange: EmulatorExchange) => void;
 }
@@ -114,6 +122,18 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "GET", pattern: /^\/api\/v1\/get_canonical_urls$/, handler: getCanonicalUrls },
   { method: "GET", pattern: /^\/api\/v1\/deployment_info$/, handler: deploymentInfo },
   { method: "POST", pattern: /^\/api\/query$/, handler: runQuery },
+  { method: "POST", pattern: /^\/api\/mutation$/, handler: runMutation },
+  { method: "POST", pattern: /^\/api\/action$/, handler: runAction },
+  { method: "POST", pattern: /^\/api\/run\/.+$/, handler: runByUrl },
+  { method: "GET", pattern: /^\/api\/stream_function_logs$/, handler: streamFunctionLogs },
+  { method: "OPTIONS", pattern: /^\/api\/(?:query|mutation|action|run\/.+)$/, handler: allowCors },
+  { method: "POST", pattern: /^\/api\/get_config_hashes$/, handler: getConfigHashes },
+  { method: "POST", pattern: /^\/api\/deploy2\/start_push$/, handler: startPush },
+  { method: "POST", pattern: /^\/api\/deploy2\/evaluate_push$/, handler: evaluatePush },
+  { method: "POST", pattern: /^\/api\/deploy2\/evaluate_schema$/, handler: evaluateSchema },
+  { method: "POST", pattern: /^\/api\/deploy2\/wait_for_schema$/, handler: waitForSchema },
+  { method: "POST", pattern: /^\/api\/deploy2\/finish_push$/, handler: finishPushRequest },
+  { method: "POST", pattern: /^\/api\/deploy2\/report_push_completed$/, handler: reportPushCompleted },
 ];
 
 /** The route for this method and path: the matching route, or the error answer (404 unknown path, 405 wrong method). */
@@ -140,12 +160,23 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         const { context, deployment } = await deploymentContext(name);
         return keyOpensDeployment(context, key, deployment);
       },
-      run: async (path, args) => {
+      verify: async (token) => {
         const { context, deployment } = await deploymentContext(name);
-        return runSystemFunction(context, deployment, path, args);
+        return verifiedIdentity(context, deployment, token);
+      },
+      run: async (request) => {
+        const { context, deployment } = await deploymentContext(name);
+        return runFunction(context, deployment, request);
+      },
+      subscribe: (listener) => {
+        commits.on(name, listener);
+        return () => commits.off(name, listener);
       },
     }),
   }));
+  // Deployment name → its commits, for the sync sessions that re-run their queries.
+  const commits = new EventEmitter().setMaxListeners(0);
+  const runtimes = new FunctionRuntimes(options.functionTimeoutMs, (deploymentName) => commits.emit(deploymentName));
   let builtInTeam: Promise<EmulatorTeam> | undefined;
 
   async function context(): Promise<EmulatorContext> {
@@ -161,6 +192,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       projectQuota: options.projectQuota ?? config.EMULATOR_PROJECT_QUOTA,
       now: options.now ?? (() => new Date()),
       listeners,
+      modulesDir: path.join(config.DATA_DIR, PUSH_MODULES_DIR),
+      analyseTimeoutMs: options.analyseTimeoutMs ?? ANALYSE_TIMEOUT_MS,
+      runtimes,
     };
   }
 
@@ -170,6 +204,17 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     const deployment = await findDeployment(current.db, { name });
     if (!deployment) throw new EmulatorError(404, "DeploymentNotFound", `The requested deployment ${name} does not exist`);
     return { context: current, deployment };
+  }
+
+  /** Starts a deployment's worker, which schedules its pending functions again; a failure is logged (the next call retries). */
+  async function startScheduledFunctions(name: string): Promise<void> {
+    try {
+      const { context: current, deployment } = await deploymentContext(name);
+      const push = await runtimes.livePush(current, name);
+      if (push) await runtimes.worker(current, deployment, push);
+    } catch (error) {
+      log.warn("scheduled functions not started", { deployment: name, error });
+    }
   }
 
   function requireAdmin(request: Request): void {
@@ -260,8 +305,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     return answer("deployment", request, path, () =>
       withFaults("deployment", request, path, async () => {
         const found = findRoute(DEPLOYMENT_ROUTES, request.method, path);
-        if (found instanceof Response) return found;
         const { context: current, deployment } = await deploymentContext(name);
+        if (found instanceof Response) return (!path.startsWith("/api/") && (await serveHttpAction(request, current, deployment))) || found;
         return found.route.handler(request, current, deployment);
       }),
     );
@@ -271,9 +316,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     handle,
     start: async () => {
       const current = await context();
-      return { team: current.builtInTeam, deployments: await listeners.restore(current.db) };
+      const deployments = await listeners.restore(current.db);
+      await Promise.all((await listDeploymentsWithPendingJobs(current.db)).map(startScheduledFunctions));
+      return { team: current.builtInTeam, deployments };
     },
-    close: () => listeners.close(),
+    close: async () => {
+      await Promise.all([listeners.close(), runtimes.close()]);
+    },
     faults,
     identity,
   };

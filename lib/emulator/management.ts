@@ -254,7 +254,9 @@ export async function deleteProjectById(request: Request, context: EmulatorConte
   const project = await requireProject(request, context, projectId);
   const deployments = await listDeployments(context.db, project.id);
   if (!(await deleteProject(context.db, project.teamId, project.id))) throw projectNotFound();
-  await context.listeners.closeSome(deployments.map((deployment) => deployment.name));
+  const names = deployments.map((deployment) => deployment.name);
+  await Promise.all([context.listeners.closeSome(names), ...names.map((name) => context.runtimes.stop(name))]);
+  names.forEach((name) => context.runtimes.logs.forget(name));
   return new Response(null, { status: 200 });
 }
 

@@ -326,3 +326,122 @@ export async function insertOAuthToken(db: SqlExecutor, input: { token: string; 
     input.clientId,
   ]);
 }
+
+/** One module of pushed code, as the CLI sends it (`moduleConfig`). */
+export interface PushedModule {
+  path: string;
+  environment: "isolate" | "node";
+  source: string;
+  sourceMap?: string;
+  sha256: string;
+}
+
+/** What a push records beside its modules. */
+export interface PushRecord {
+  id: string;
+  deploymentName: string;
+  config: { functions: string; nodeVersion?: string };
+  /** Analysed functions, HTTP routes and crons per module path. */
+  analysis: Record<string, unknown>;
+  schema: unknown;
+  auth: unknown[];
+  /** The first stored document the schema refuses, or null. */
+  schemaError: { tableName: string; error: string } | null;
+}
+
+interface PushRow {
+  id: string;
+  deployment_name: string;
+  config: PushRecord["config"];
+  analysis: PushRecord["analysis"];
+  schema: unknown;
+  auth: unknown[];
+  schema_error: PushRecord["schemaError"];
+}
+
+const toPush = (row: PushRow): PushRecord => ({
+  id: row.id,
+  deploymentName: row.deployment_name,
+  config: row.config,
+  analysis: row.analysis,
+  schema: row.schema,
+  auth: row.auth,
+  schemaError: row.schema_error,
+});
+
+/** Records a started push and its modules (not yet live). */
+export async function insertPush(tx: SqlExecutor, push: PushRecord, modules: readonly PushedModule[]): Promise<void> {
+  await tx.query(
+    "insert into emulator_pushes (id, deployment_name, config, analysis, schema, auth, schema_error) values ($1, $2, $3, $4, $5, $6, $7)",
+    [push.id, push.deploymentName, JSON.stringify(push.config), JSON.stringify(push.analysis), JSON.stringify(push.schema), JSON.stringify(push.auth), push.schemaError && JSON.stringify(push.schemaError)],
+  );
+  for (const pushedModule of modules) {
+    await tx.query(
+      "insert into emulator_modules (push_id, path, environment, source, source_map, sha256) values ($1, $2, $3, $4, $5, $6)",
+      [push.id, pushedModule.path, pushedModule.environment, pushedModule.source, pushedModule.sourceMap ?? null, pushedModule.sha256],
+    );
+  }
+}
+
+/**
+ * Makes a started push the deployment's live code and drops its other pushes; false when the push
+ * is unknown (already finished, or replaced by a newer push).
+ */
+export async function finishPush(tx: SqlExecutor, deploymentName: string, pushId: string): Promise<boolean> {
+  const { rowCount } = await tx.query("update emulator_pushes set finished_at = now() where id = $1 and deployment_name = $2 and finished_at is null", [pushId, deploymentName]);
+  if (rowCount === 0) return false;
+  await tx.query("delete from emulator_pushes where deployment_name = $1 and id <> $2", [deploymentName, pushId]);
+  return true;
+}
+
+/** A push of the deployment: the live one by default, or a started one by id. */
+export async function findPush(db: SqlExecutor, deploymentName: string, pushId?: string): Promise<PushRecord | null> {
+  const { rows } = await db.query<PushRow>(
+    `select id, deployment_name, config, analysis, schema, auth, schema_error from emulator_pushes
+     where deployment_name = $1 and (case when $2::text is null then finished_at is not null else id = $2 end)`,
+    [deploymentName, pushId ?? null],
+  );
+  return rows[0] ? toPush(rows[0]) : null;
+}
+
+/** The modules of a push, by path. */
+export async function listPushModules(db: SqlExecutor, pushId: string): Promise<PushedModule[]> {
+  const { rows } = await db.query<{ path: string; environment: PushedModule["environment"]; source: string; source_map: string | null; sha256: string }>(
+    "select path, environment, source, source_map, sha256 from emulator_modules where push_id = $1 order by path",
+    [pushId],
+  );
+  return rows.map((row) => ({ path: row.path, environment: row.environment, source: row.source, sourceMap: row.source_map ?? undefined, sha256: row.sha256 }));
+}
+
+/** A document write of a deployment's functions: the new value (convex JSON), or null when deleted. */
+export type DocumentWrite = [id: string, value: unknown];
+
+/** Every document of a deployment, as convex JSON. */
+export async function listDocuments(db: SqlExecutor, deploymentName: string): Promise<DocumentWrite[]> {
+  const { rows } = await db.query<{ id: string; value: unknown }>("select id, value from emulator_documents where deployment_name = $1 order by id", [deploymentName]);
+  return rows.map((row) => [row.id, row.value]);
+}
+
+/** Applies committed writes in order. */
+export async function applyDocumentWrites(tx: SqlExecutor, deploymentName: string, writes: readonly DocumentWrite[]): Promise<void> {
+  for (const [id, value] of writes) {
+    if (value === null) {
+      await tx.query("delete from emulator_documents where deployment_name = $1 and id = $2", [deploymentName, id]);
+    } else {
+      await tx.query(
+        `insert into emulator_documents (deployment_name, id, value) values ($1, $2, $3)
+         on conflict (deployment_name, id) do update set value = excluded.value`,
+        [deploymentName, id, JSON.stringify(value)],
+      );
+    }
+  }
+}
+
+/** Deployments with scheduled functions still to run (their workers start with the server). */
+export async function listDeploymentsWithPendingJobs(db: SqlExecutor): Promise<string[]> {
+  const { rows } = await db.query<{ deployment_name: string }>(
+    `select distinct deployment_name from emulator_documents
+     where id like '%\\_scheduled\\_functions' and value->'state'->>'kind' = 'pending'`,
+  );
+  return rows.map((row) => row.deployment_name);
+}

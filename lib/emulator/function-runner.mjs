@@ -1,0 +1,301 @@
+// Worker thread that loads the modules of one push of an emulated deployment (files written by
+// lib/emulator/modules.ts). Two modes:
+// - "analyse" reports what the modules define, the way the backend analyses a push: functions
+//   (kind, visibility, validators), HTTP routes, crons, the schema and the auth providers;
+// - "serve" runs their functions with Convex's semantics, taken from convex-test (Convex's own JS
+//   implementation of the backend), on the deployment's documents; every committed write is
+//   posted to the server, which persists it.
+// A worker keeps pushed code away from the server: its own heap limit, its own module cache, and
+// terminate() stops a function that never returns.
+import { AsyncLocalStorage } from "node:async_hooks";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { inspect } from "node:util";
+import { parentPort, workerData } from "node:worker_threads";
+
+const { mode, dir, modulePaths, schemaPath, authPath } = workerData;
+
+const load = (modulePath) => {
+  if (mode === "analyse") parentPort.postMessage({ type: "loading", path: modulePath });
+  return import(pathToFileURL(path.join(dir, modulePath)).href);
+};
+
+/**
+ * The backend's wording for an uncaught exception: `Uncaught <name>: <message>` and the frames of
+ * the app's code, at its sources when the push has source maps (`../convex/messages.ts:12:9`), else
+ * in the bundles; the runtime's and libraries' frames say nothing to the app's developer.
+ */
+function uncaught(error) {
+  if (!(error instanceof Error)) return `Uncaught ${String(error)}`;
+  // Bundle frames are file URLs, source-mapped frames plain paths; both below the deployment's directory.
+  const deploymentDir = path.dirname(dir) + path.sep;
+  const appFile = new RegExp(`${deploymentDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[^\\s):]+`);
+  const frames = (error.stack ?? "")
+    .split("\n")
+    .filter((line) => line.trimStart().startsWith("at "))
+    .map((line) => line.replace(/file:\/\/[^\s)]+/, (url) => fileURLToPath(url)))
+    .filter((line) => appFile.test(line) && !line.includes("/node_modules/") && !line.includes("/_deps/"))
+    .map((line) => line.replace(appFile, (file) => path.relative(dir, file)));
+  return [`Uncaught ${error.name}: ${error.message}`, ...frames].join("\n");
+}
+
+function udfType(value) {
+  if (value.isQuery) return "Query";
+  if (value.isMutation) return "Mutation";
+  if (value.isAction) return "Action";
+  return null;
+}
+
+function visibility(value) {
+  if (value.isPublic) return { kind: "public" };
+  if (value.isInternal) return { kind: "internal" };
+  return null;
+}
+
+function analyseExports(exports) {
+  const functions = [];
+  let httpRoutes = null;
+  let cronSpecs = null;
+  for (const [name, value] of Object.entries(exports)) {
+    if (value === null || (typeof value !== "object" && typeof value !== "function")) continue;
+    const type = udfType(value);
+    if (type) {
+      functions.push({
+        name,
+        pos: null,
+        udfType: type,
+        visibility: visibility(value),
+        args: typeof value.exportArgs === "function" ? value.exportArgs() : null,
+        returns: typeof value.exportReturns === "function" ? value.exportReturns() : null,
+      });
+    } else if (value.isRouter && typeof value.getRoutes === "function") {
+      httpRoutes = value.getRoutes().map(([routePath, method]) => ({ path: routePath, method }));
+    } else if (value.isCrons && value.crons) {
+      cronSpecs = Object.entries(value.crons).map(([identifier, spec]) => ({ identifier, ...spec }));
+    }
+  }
+  return { functions, httpRoutes, cronSpecs, sourceMapped: null };
+}
+
+/** `{ok, value}` or `{ok: false, path, message}` for the first module that failed to load. */
+async function analyse() {
+  const modules = {};
+  for (const modulePath of modulePaths) {
+    try {
+      modules[modulePath] = analyseExports(await load(modulePath));
+    } catch (error) {
+      return { ok: false, kind: "module", path: modulePath, message: uncaught(error) };
+    }
+  }
+  let schema = null;
+  let documentsProblem = null;
+  if (schemaPath) {
+    try {
+      const definition = (await load(schemaPath)).default;
+      if (!definition || typeof definition.export !== "function") throw new Error("schema.ts must export a schema from defineSchema() as its default export.");
+      schema = JSON.parse(definition.export());
+      documentsProblem = await checkDocuments(definition);
+    } catch (error) {
+      return { ok: false, kind: "schema", path: schemaPath, message: uncaught(error) };
+    }
+  }
+  let auth = [];
+  if (authPath) {
+    try {
+      auth = (await load(authPath)).default?.providers ?? [];
+    } catch (error) {
+      return { ok: false, kind: "auth", path: authPath, message: uncaught(error) };
+    }
+  }
+  return { ok: true, value: { modules, schema, auth, documentsProblem } };
+}
+
+/** The first stored document the new schema refuses, as the backend reports it after a push; null when all match. */
+async function checkDocuments(definition) {
+  if (workerData.documents.length === 0) return null;
+  const { database } = await startConvexTest(definition, []);
+  const { jsonToConvex } = await import("convex/values");
+  for (const [id, value] of workerData.documents) {
+    // Writes are validated without their system fields.
+    const fields = jsonToConvex(value);
+    delete fields._id;
+    delete fields._creationTime;
+    const tableName = tableOfId(id);
+    try {
+      database._validate(tableName, fields);
+    } catch (error) {
+      return { tableName, error: `Document with ID "${id}" in table "${tableName}" does not match the schema: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+  return null;
+}
+
+/**
+ * convex-test keeps each test's state (its database fake) in an AsyncLocalStorage store that it
+ * does not export; the store is picked up when it is first entered, so the documents can be loaded
+ * from the server's store and every committed write reported.
+ */
+function captureConvexTestState() {
+  let state;
+  const run = AsyncLocalStorage.prototype.run;
+  AsyncLocalStorage.prototype.run = function runAndCapture(store, callback, ...args) {
+    if (state === undefined && store && typeof store === "object" && "components" in store && "transactionManager" in store) state = store;
+    return run.call(this, store, callback, ...args);
+  };
+  return () => state;
+}
+
+/** convex-test's ids: a decimal counter, then the table's name. */
+const ID_COUNTER = /^(\d+)/;
+
+/** convex-test's ids end with their table's name after a decimal counter. */
+const tableOfId = (id) => id.replace(ID_COUNTER, "");
+
+/** A convex-test backend for this schema and these modules, and its database. */
+async function startConvexTest(schema, paths) {
+  const capturedState = captureConvexTestState();
+  const { convexTest } = await import("convex-test");
+  // convex-test finds the functions directory by its `_generated` folder.
+  const modules = { "/functions/_generated/server.js": async () => ({}) };
+  for (const modulePath of paths) modules[`/functions/${modulePath}`] = () => load(modulePath);
+  const test = convexTest(schema, modules);
+  await test.run(async () => undefined);
+  const database = capturedState()?.components[""]?.db;
+  if (!database) throw new Error("convex-test did not expose its database; the emulator needs the convex-test version it was built with.");
+  return { test, database };
+}
+
+const CRONS_MODULE = "crons.js";
+
+/** A cron schedule of `convex/crons.ts` other than an interval, as a cron expression (UTC). */
+function cronExpression(schedule) {
+  const minute = schedule.minuteUTC ?? 0;
+  switch (schedule.type) {
+    case "cron":
+      return schedule.cron;
+    case "hourly":
+      return `${minute} * * * *`;
+    case "daily":
+      return `${minute} ${schedule.hourUTC} * * *`;
+    case "weekly":
+      return `${minute} ${schedule.hourUTC} * * ${schedule.dayOfWeek}`;
+    case "monthly":
+      return `${minute} ${schedule.hourUTC} ${schedule.day} * *`;
+    default:
+      throw new Error(`Unknown cron schedule type ${schedule.type}.`);
+  }
+}
+
+/**
+ * Runs the jobs of `convex/crons.ts` while the worker lives (convex-test does not run crons): an
+ * interval job first runs one interval after the code went live; the others at their next time.
+ * A job's failure is reported to the server's log, and the job keeps its schedule.
+ */
+async function startCrons(test, makeFunctionReference) {
+  const { Cron } = await import("croner");
+  const crons = (await load(CRONS_MODULE)).default?.crons ?? {};
+  for (const [identifier, { name, args, schedule }] of Object.entries(crons)) {
+    const [modulePath, exportName = "default"] = name.split(":");
+    const fn = (await load(`${modulePath}.js`))[exportName];
+    const kind = fn?.isAction ? "action" : fn?.isMutation ? "mutation" : "query";
+    const run = () =>
+      test[kind](makeFunctionReference(name), args?.[0] ?? {}).catch((error) => parentPort.postMessage({ type: "cronFailed", identifier, errorMessage: uncaught(error) }));
+    if (schedule.type === "interval") {
+      const periodMs = ((schedule.hours ?? 0) * 3600 + (schedule.minutes ?? 0) * 60 + (schedule.seconds ?? 0)) * 1000;
+      setInterval(run, periodMs);
+    } else {
+      new Cron(cronExpression(schedule), { timezone: "UTC" }, run);
+    }
+  }
+}
+
+/** The log lines of the call running in this async context. */
+const callLogs = new AsyncLocalStorage();
+
+/** `console.*` inside a call becomes the call's log lines: level, the arguments as the backend words them (`'text'`), time. */
+function captureConsole() {
+  const levels = { log: "LOG", info: "INFO", warn: "WARN", error: "ERROR", debug: "DEBUG" };
+  for (const [method, level] of Object.entries(levels)) {
+    const original = console[method].bind(console);
+    console[method] = (...args) => {
+      const lines = callLogs.getStore();
+      if (!lines) return original(...args);
+      lines.push({ level, messages: args.map((arg) => (typeof arg === "string" ? `'${arg}'` : inspect(arg, { depth: 4 }))), timestamp: Date.now() });
+    };
+  }
+}
+
+async function serve() {
+  captureConsole();
+  const { convexToJson, jsonToConvex } = await import("convex/values");
+  const { makeFunctionReference } = await import("convex/server");
+  const { test, database } = await startConvexTest(schemaPath ? (await load(schemaPath)).default : undefined, modulePaths);
+
+  let lastCounter = 0;
+  let lastCreationTime = 0;
+  for (const [id, value] of workerData.documents) {
+    const document = jsonToConvex(value);
+    database._documents[id] = document;
+    lastCounter = Math.max(lastCounter, Number(ID_COUNTER.exec(id)?.[1] ?? 0));
+    lastCreationTime = Math.max(lastCreationTime, document._creationTime);
+  }
+  database._nextDocId = Math.max(database._nextDocId, lastCounter + 1);
+  database._lastCreationTime = Math.max(database._lastCreationTime, lastCreationTime);
+
+  // A top-level commit applies its writes to the documents: report them before the call answers.
+  const commit = database.commit.bind(database);
+  database.commit = (commitTs) => {
+    const ids = database._writes.length === 1 ? Object.keys(database._writes[0]) : [];
+    commit(commitTs);
+    if (ids.length === 0) return;
+    const writes = ids.map((id) => [id, id in database._documents ? convexToJson(database._documents[id]) : null]);
+    parentPort.postMessage({ type: "writes", writes });
+  };
+
+  // Jobs still pending when the last worker stopped are scheduled again (as new jobs: convex-test
+  // arms a job when it is scheduled), so a restart loses no scheduled function.
+  for (const [id, job] of Object.entries(database._documents)) {
+    if (tableOfId(id) !== "_scheduled_functions" || job.state?.kind !== "pending") continue;
+    delete database._documents[id];
+    parentPort.postMessage({ type: "writes", writes: [[id, null]] });
+    await test.run((ctx) => ctx.scheduler.runAt(job.scheduledTime, makeFunctionReference(job.name), job.args[0] ?? {}));
+  }
+
+  if (modulePaths.includes(CRONS_MODULE)) await startCrons(test, makeFunctionReference);
+
+  /** An HTTP action's answer as plain data (status, header pairs, body base64). */
+  async function fetchHttpAction({ path: requestPath, method, headers, body }, identity) {
+    const caller = identity ? test.withIdentity(identity) : test;
+    const response = await caller.fetch(requestPath, { method, headers, body: body === null ? undefined : Buffer.from(body, "base64") });
+    return { status: response.status, headers: [...response.headers], body: Buffer.from(await response.arrayBuffer()).toString("base64") };
+  }
+
+  parentPort.on("message", ({ callId, call }) => {
+    const logLines = [];
+    void callLogs.run(logLines, async () => {
+      try {
+        let value;
+        if (call.kind === "http") value = await fetchHttpAction(call.request, call.identity);
+        else {
+          const caller = call.identity ? test.withIdentity(call.identity) : test;
+          value = convexToJson((await caller[call.kind](makeFunctionReference(call.udfPath), jsonToConvex(call.args))) ?? null);
+        }
+        parentPort.postMessage({ type: "result", callId, ok: true, value, logLines });
+      } catch (error) {
+        const isConvexError = typeof error === "object" && error !== null && Symbol.for("ConvexError") in error;
+        parentPort.postMessage({
+          type: "result",
+          callId,
+          ok: false,
+          errorMessage: isConvexError ? String(error.message) : uncaught(error),
+          ...(isConvexError && { errorData: convexToJson(error.data ?? null) }),
+          logLines,
+        });
+      }
+    });
+  });
+  parentPort.postMessage({ type: "ready" });
+}
+
+if (mode === "serve") await serve();
+else parentPort.postMessage({ type: "analysis", result: await analyse() });

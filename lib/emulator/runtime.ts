@@ -1,0 +1,239 @@
+import { Worker } from "node:worker_threads";
+import { log } from "@/lib/log";
+import { FunctionLogs, formatLogLine, type FunctionExecution, type LogLine } from "./function-log";
+import type { EmulatorContext } from "./context";
+import { deploymentUrlForPort } from "./listeners";
+import { RUNNER_SCRIPT, WORKER_EXEC_ARGV, WORKER_HEAP_MB, pushDirectory, writePushModules } from "./modules";
+import { applyDocumentWrites, findPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
+
+/**
+ * Runs the live code of emulated deployments: one worker per deployment (`function-runner.mjs` in
+ * "serve" mode) holding its documents in convex-test's database, started on the first call and
+ * stopped by the next push. Committed writes are persisted in the store, in commit order, before
+ * the call that made them answers, so a restarted worker (or server) starts from the same data.
+ */
+
+export type FunctionKind = "query" | "mutation" | "action";
+
+/** The identity a function sees in `ctx.auth.getUserIdentity()`. */
+export type UserIdentity = Record<string, unknown> & { subject: string; issuer: string };
+
+/** An HTTP request to the deployment's HTTP actions (`convex/http.ts`), body base64. */
+export interface HttpActionRequest {
+  /** Path and query string. */
+  path: string;
+  method: string;
+  headers: [string, string][];
+  body: string | null;
+}
+
+/** The answer of an HTTP action, body base64. */
+export interface HttpActionResponse {
+  status: number;
+  headers: [string, string][];
+  body: string;
+}
+
+export type FunctionCall =
+  | {
+      kind: FunctionKind;
+      /** `module:export`, module without extension. */
+      udfPath: string;
+      /** The arguments object, convex JSON. */
+      args: unknown;
+      identity?: UserIdentity | null;
+    }
+  | { kind: "http"; request: HttpActionRequest; identity?: UserIdentity | null };
+
+/** What a call answers: its value (convex JSON), or the error the client sees; `logLines` are what it printed. */
+export type CallResult = ({ ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown }) & { logLines?: string[] };
+
+/** Longest run of one call, per kind (the backend's limits: 1 s of queries and mutations, 10 min of actions; looser here for loaded machines). */
+export const FUNCTION_TIMEOUT_MS: Record<FunctionKind, number> = { query: 10_000, mutation: 10_000, action: 600_000 };
+
+export interface RunningWorker {
+  worker: Worker;
+  pushId: string;
+  pending: Map<number, (result: CallResult, logLines: LogLine[]) => void>;
+  /** Persistence of the writes reported so far, in order. */
+  persisted: Promise<void>;
+}
+
+type WorkerMessage =
+  | { type: "ready" }
+  | { type: "cronFailed"; identifier: string; errorMessage: string }
+  | { type: "writes"; writes: DocumentWrite[] }
+  | ({ type: "result"; callId: number; logLines: LogLine[] } & ({ ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown }));
+
+const UDF_TYPES = { query: "Query", mutation: "Mutation", action: "Action", http: "HttpAction" } as const;
+
+/** The log stream's record of one call. */
+function execution(call: FunctionCall, result: CallResult, logLines: LogLine[], startedMs: number, callId: number): FunctionExecution {
+  const finishedMs = Date.now();
+  return {
+    kind: "Completion",
+    udfType: UDF_TYPES[call.kind],
+    identifier: call.kind === "http" ? `${call.request.method} ${call.request.path.split("?")[0]}` : call.udfPath,
+    logLines: logLines.map((line) => ({ ...line, isTruncated: false })),
+    timestamp: finishedMs / 1000,
+    executionTime: (finishedMs - startedMs) / 1000,
+    error: result.ok ? null : result.errorMessage,
+    cachedResult: false,
+    caller: call.kind === "http" ? "HttpEndpoint" : "SyncWorker",
+    requestId: `emulated-${callId}`,
+    executionId: `emulated-${callId}`,
+    environment: "isolate",
+    identityType: call.kind !== "http" && call.identity ? "user" : "unknown",
+  };
+}
+
+export class FunctionRuntimes {
+  /** The recent executions per deployment (`/api/stream_function_logs`). */
+  readonly logs = new FunctionLogs();
+  private readonly running = new Map<string, Promise<RunningWorker>>();
+  /** The live push of each deployment, read once: only this emulator's listener pushes to it (replaceCode forgets it). */
+  private readonly livePushes = new Map<string, Promise<PushRecord | null>>();
+  private nextCallId = 0;
+
+  constructor(
+    private readonly timeoutMs: Record<FunctionKind, number> = FUNCTION_TIMEOUT_MS,
+    /** Called after the writes of a commit were persisted, and after new code went live (subscriptions re-run their queries). */
+    private readonly onCommit: (deploymentName: string, writes: readonly DocumentWrite[]) => void = () => undefined,
+  ) {}
+
+  /** The deployment's worker on this push, started if needed (also at server start, so scheduled functions run without a call). */
+  async worker(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
+    let running = this.running.get(deployment.name);
+    // A worker of older code (pushed through another emulator of this process) is replaced once.
+    if (running && (await running.catch(() => null))?.pushId !== push.id && this.running.get(deployment.name) === running) await this.stop(deployment.name);
+    running = this.running.get(deployment.name);
+    if (!running) {
+      running = this.start(context, deployment, push);
+      this.running.set(deployment.name, running);
+      running.catch(() => this.running.delete(deployment.name));
+    }
+    return running;
+  }
+
+  /** Runs one function (or HTTP action) of the deployment's live push. */
+  async call(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
+    const current = await this.worker(context, deployment, push);
+    const callId = this.nextCallId++;
+    // HTTP actions run under the action limit, as upstream.
+    const limit = this.timeoutMs[call.kind === "http" ? "action" : call.kind];
+    const started = Date.now();
+    const result = await new Promise<{ result: CallResult; logLines: LogLine[] }>((resolve) => {
+      const timer = setTimeout(() => {
+        // A function that does not return holds the worker's thread: only a new worker ends it.
+        current.pending.delete(callId);
+        resolve({ result: { ok: false, errorMessage: `Function execution timed out (maximum duration: ${limit / 1000}s).` }, logLines: [] });
+        void this.stop(deployment.name);
+      }, limit);
+      current.pending.set(callId, (answer, logLines) => {
+        clearTimeout(timer);
+        resolve({ result: answer, logLines });
+      });
+      current.worker.postMessage({ callId, call });
+    });
+    this.logs.record(deployment.name, execution(call, result.result, result.logLines, started, callId));
+    return { ...result.result, logLines: result.logLines.map(formatLogLine) };
+  }
+
+  private async start(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
+    const modules = await listPushModules(context.db, push.id);
+    const dir = await writePushModules(pushDirectory(context.modulesDir, deployment.name, push.id), modules);
+    const variables = await listEnvVars(context.db, deployment.name);
+    const url = deployment.port === null ? "" : deploymentUrlForPort(deployment.port);
+    const schemaPath = modules.find((pushed) => pushed.path === "schema.js")?.path ?? null;
+    const worker = new Worker(RUNNER_SCRIPT, {
+      workerData: {
+        mode: "serve",
+        dir,
+        modulePaths: Object.keys(push.analysis),
+        schemaPath,
+        documents: await listDocuments(context.db, deployment.name),
+      },
+      env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: url, CONVEX_SITE_URL: url },
+      execArgv: WORKER_EXEC_ARGV,
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      stdout: true,
+      stderr: true,
+    });
+    worker.stdout.resume();
+    worker.stderr.resume();
+    const running: RunningWorker = { worker, pushId: push.id, pending: new Map(), persisted: Promise.resolve() };
+    const fail = (errorMessage: string) => {
+      for (const settle of running.pending.values()) settle({ ok: false, errorMessage }, []);
+      running.pending.clear();
+    };
+    return new Promise<RunningWorker>((resolve, reject) => {
+      worker.on("message", (message: WorkerMessage) => {
+        if (message.type === "ready") resolve(running);
+        else if (message.type === "cronFailed") log.warn("emulated cron job failed", { deployment: deployment.name, job: message.identifier, error: message.errorMessage });
+        else if (message.type === "writes") {
+          running.persisted = running.persisted
+            .then(() => context.db.transaction((tx) => applyDocumentWrites(tx, deployment.name, message.writes)))
+            .then(() => this.onCommit(deployment.name, message.writes))
+            .catch((error) => log.error("emulated deployment writes not persisted", { deployment: deployment.name, error }));
+        } else {
+          const { callId, logLines } = message;
+          const result: CallResult = message.ok ? { ok: true, value: message.value } : { ok: false, errorMessage: message.errorMessage, errorData: message.errorData };
+          void running.persisted.then(() => {
+            running.pending.get(callId)?.(result, logLines);
+            running.pending.delete(callId);
+          });
+        }
+      });
+      worker.once("error", (error) => {
+        reject(error);
+        fail(`Uncaught ${error.name}: ${error.message}`);
+        this.forget(deployment.name, running);
+      });
+      worker.once("exit", () => {
+        reject(new Error("The function runtime exited before it was ready."));
+        fail("The function runtime stopped while the function ran.");
+        this.forget(deployment.name, running);
+      });
+    });
+  }
+
+  /** Drops the map entry if it still points at this worker. */
+  private forget(name: string, running: RunningWorker): void {
+    void this.running.get(name)?.then(
+      (current) => current === running && this.running.delete(name),
+      () => undefined,
+    );
+  }
+
+  /** The deployment's live push (null before the first). */
+  livePush(context: EmulatorContext, name: string): Promise<PushRecord | null> {
+    let push = this.livePushes.get(name);
+    if (!push) {
+      push = findPush(context.db, name);
+      this.livePushes.set(name, push);
+      push.catch(() => this.livePushes.delete(name));
+    }
+    return push;
+  }
+
+  /** A new push went live: its worker is replaced and subscribers re-run their queries on the new code. */
+  async replaceCode(name: string): Promise<void> {
+    this.livePushes.delete(name);
+    await this.stop(name);
+    this.onCommit(name, []);
+  }
+
+  /** Stops a deployment's worker (a new push, a stuck function, a deleted project); the next call starts a fresh one. */
+  async stop(name: string): Promise<void> {
+    this.livePushes.delete(name);
+    const running = this.running.get(name);
+    this.running.delete(name);
+    const current = await running?.catch(() => null);
+    if (current) await current.worker.terminate();
+  }
+
+  /** Stops every worker (shutdown, test teardown). */
+  async close(): Promise<void> {
+    await Promise.all([...this.running.keys()].map((name) => this.stop(name)));
+  }
+}
