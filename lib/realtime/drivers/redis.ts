@@ -1,0 +1,46 @@
+import { createClient } from "@redis/client";
+import { log } from "@/lib/log";
+import { createFanOutRealtime, type FanOutRealtime } from "../fan-out";
+import type { RealtimeDriverFactory } from "../types";
+
+export interface RedisRealtimeOptions {
+  /** @example "redis://127.0.0.1:6379" */
+  url: string;
+  /** The Redis channel the instances share. @default "realtime-events" */
+  redisChannel?: string;
+}
+
+/**
+ * Fan-out over Redis pub/sub (node-redis): one connection publishes, one subscribes (a
+ * subscribed connection can run nothing else). node-redis reconnects both and subscribes again
+ * by itself; events published while the subscriber is away are lost, as with any pub/sub.
+ */
+const driver: RealtimeDriverFactory<RedisRealtimeOptions, FanOutRealtime> = (options) => {
+  const channel = options.redisChannel ?? "realtime-events";
+  const publisher = createClient({ url: options.url });
+  const subscriber = publisher.duplicate();
+  // Without a listener an "error" event would crash the process; node-redis reconnects by itself.
+  publisher.on("error", (error) => log.warn("redis realtime connection failed", { role: "publisher", error }));
+  subscriber.on("error", (error) => log.warn("redis realtime connection failed", { role: "subscriber", error }));
+  const publisherConnected = publisher.connect();
+  publisherConnected.catch(() => undefined);
+
+  return createFanOutRealtime("redis", {
+    async send(text) {
+      await publisherConnected;
+      await publisher.publish(channel, text);
+    },
+    listen(onText) {
+      const ready = subscriber.connect().then(() => subscriber.subscribe(channel, (text) => onText(text)));
+      return {
+        ready,
+        async close() {
+          await Promise.allSettled([ready]);
+          await Promise.allSettled([publisher.close(), subscriber.close()]);
+        },
+      };
+    },
+  });
+};
+
+export default driver;

@@ -1,0 +1,76 @@
+import { log } from "@/lib/log";
+import { checkPublishable } from "./limits";
+import { createListenerRegistry } from "./listeners";
+import { RealtimePublishError } from "./errors";
+import type { Realtime, RealtimeListener } from "./types";
+
+/**
+ * A message bus every instance listens on (Postgres LISTEN/NOTIFY, Redis pub/sub). It carries
+ * opaque text; `send` reaches every listening instance, the sender's own included.
+ */
+export interface FanOutBus {
+  send(text: string): Promise<void>;
+  /** Starts listening; `ready` resolves when texts sent from then on will arrive. */
+  listen(onText: (text: string) => void): { ready: Promise<void>; close: () => Promise<void> };
+}
+
+/** What travels on the bus: the event's names, its id and its encoded data. */
+interface Envelope {
+  id: string;
+  channel: string;
+  event: string;
+  data: string;
+}
+
+export interface FanOutRealtime extends Realtime {
+  subscribe(channel: string, listener: RealtimeListener): () => void;
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function parseEnvelope(text: string): Envelope | null {
+  try {
+    const value = JSON.parse(text) as Partial<Envelope>;
+    const fields = [value.id, value.channel, value.event, value.data];
+    return fields.every((field) => typeof field === "string") ? (value as Envelope) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A realtime driver over a shared bus. `publish` only sends; every instance's subscribers,
+ * the publisher's included, get the event when it comes back from the bus, so each gets it
+ * exactly once whichever instance published it.
+ */
+export function createFanOutRealtime(name: string, bus: FanOutBus): FanOutRealtime {
+  // Ids are `<instance>-<sequence>`: unique across instances, since each has its own prefix.
+  const instance = crypto.randomUUID();
+  let sequence = 0;
+  const listeners = createListenerRegistry(name);
+  const listening = bus.listen((text) => {
+    const envelope = parseEnvelope(text);
+    if (!envelope) return log.warn("realtime message ignored", { driver: name, reason: "not an event envelope" });
+    const { id, channel, event, data } = envelope;
+    listeners.deliver({ id, channel, event, payload: JSON.parse(data) });
+  });
+  // Callers await `ready()`; an unhandled rejection here would only duplicate that report.
+  listening.ready.catch(() => undefined);
+
+  return {
+    name,
+    async publish(channel, event, payload) {
+      const data = checkPublishable(channel, event, payload);
+      sequence += 1;
+      const envelope: Envelope = { id: `${instance}-${sequence}`, channel, event, data };
+      try {
+        await bus.send(JSON.stringify(envelope));
+      } catch (error) {
+        throw new RealtimePublishError(undefined, `The ${name} realtime bus did not take the event.`, { cause: error });
+      }
+    },
+    subscribe: listeners.add,
+    ready: () => listening.ready,
+    close: () => listening.close(),
+  };
+}

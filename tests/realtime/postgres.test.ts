@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import postgres from "@/lib/realtime/drivers/postgres";
+import { openStore, type Sql } from "@/lib/store";
+import { MAX_NOTIFY_PAYLOAD_BYTES } from "@/lib/store/notifications";
+import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
+import { collectMessages, testRealtimeDriver } from "./contract";
+
+describeWithPostgres("postgres realtime driver", () => {
+  let database: Awaited<ReturnType<typeof createThrowawayDatabase>>;
+  let store: Sql;
+
+  beforeAll(async () => {
+    database = await createThrowawayDatabase();
+    store = await openStore({ databaseUrl: database.url, dataDir: "unused" });
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  const create = () => postgres({ connectionString: database.url, db: async () => store });
+
+  testRealtimeDriver({
+    name: "postgres",
+    create,
+    additionalTests() {
+      const channel = "project-errors";
+
+      it("delivers every instance's events to every instance's subscribers, each once", async () => {
+        const [first, second] = [create(), create()];
+        try {
+          const onFirst = collectMessages();
+          const onSecond = collectMessages();
+          first.subscribe(channel, onFirst.listener);
+          second.subscribe(channel, onSecond.listener);
+          await Promise.all([first.ready(), second.ready()]);
+          await first.publish(channel, "error-notification", { from: "first" });
+          await second.publish(channel, "error-notification", { from: "second" });
+          await Promise.all([onFirst.received(2), onSecond.received(2)]);
+          // A marker after both: anything delivered twice would have arrived before it.
+          await first.publish(channel, "end", null);
+          await Promise.all([onFirst.received(3), onSecond.received(3)]);
+          for (const { messages } of [onFirst, onSecond]) {
+            expect(messages.map((message) => message.payload)).toEqual([{ from: "first" }, { from: "second" }, null]);
+          }
+          expect(onSecond.messages.map((message) => message.id)).toEqual(onFirst.messages.map((message) => message.id));
+        } finally {
+          await Promise.all([first.close(), second.close()]);
+        }
+      });
+
+      it("sends an event over the NOTIFY limit through a stored row, in order", async () => {
+        const realtime = create();
+        try {
+          const collector = collectMessages();
+          realtime.subscribe(channel, collector.listener);
+          await realtime.ready();
+          const large = "é".repeat(MAX_NOTIFY_PAYLOAD_BYTES / 2);
+          await realtime.publish(channel, "large", large);
+          await realtime.publish(channel, "small", "after");
+          await collector.received(2);
+          expect(collector.messages.map((message) => message.payload)).toEqual([large, "after"]);
+          const { rows } = await store.query<{ count: number }>(
+            "select count(*)::int as count from realtime_messages where body like '%\"event\":\"large\"%'",
+          );
+          expect(rows[0].count).toBe(1);
+        } finally {
+          await realtime.close();
+        }
+      });
+
+      it("listens again after its connection is ended by the server", async () => {
+        const realtime = create();
+        try {
+          const collector = collectMessages();
+          realtime.subscribe(channel, collector.listener);
+          await realtime.ready();
+          const listening = () =>
+            store.query<{ pid: number }>(
+              "select pid from pg_stat_activity where datname = current_database() and query ilike 'listen %' and pid <> pg_backend_pid()",
+            );
+          const [{ pid }] = (await listening()).rows;
+          await store.query("select pg_terminate_backend($1)", [pid]);
+          // The new session shows its LISTEN in pg_stat_activity once it is in effect.
+          await expect.poll(async () => (await listening()).rows.map((row) => row.pid).filter((other) => other !== pid), { timeout: 20_000 }).toHaveLength(1);
+          await realtime.publish(channel, "after-reconnect", 1);
+          await collector.received(1);
+          expect(collector.messages.map((message) => message.event)).toEqual(["after-reconnect"]);
+        } finally {
+          await realtime.close();
+        }
+      });
+    },
+  });
+});
