@@ -54,8 +54,12 @@ export function createFanOutRealtime(name: string, bus: FanOutBus): FanOutRealti
     const { id, channel, event, data } = envelope;
     listeners.deliver({ id, channel, event, payload: JSON.parse(data) });
   });
+  // Closing settles a `ready()` still waiting for a bus that never answered.
+  let markClosed: (error: Error) => void = () => {};
+  const closing = new Promise<never>((_resolve, reject) => (markClosed = reject));
+  const ready = Promise.race([listening.ready, closing]);
   // Callers await `ready()`; an unhandled rejection here would only duplicate that report.
-  listening.ready.catch(() => undefined);
+  ready.catch(() => undefined);
 
   return {
     name,
@@ -70,7 +74,10 @@ export function createFanOutRealtime(name: string, bus: FanOutBus): FanOutRealti
       }
     },
     subscribe: listeners.add,
-    ready: () => listening.ready,
-    close: () => listening.close(),
+    ready: () => ready,
+    close() {
+      markClosed(new Error(`The ${name} realtime driver was closed before it was listening.`));
+      return listening.close();
+    },
   };
 }

@@ -66,7 +66,7 @@ export function listenForNotifications(options: NotificationListenerOptions): No
   const ready = new Promise<void>((resolve) => (markReady = resolve));
 
   function receive(message: pg.Notification): void {
-    if (message.channel !== options.channel || message.payload === undefined) return;
+    if (closed || message.channel !== options.channel || message.payload === undefined) return;
     const payload = message.payload;
     handing = handing
       .then(async () => {

@@ -70,6 +70,14 @@ describeWithPostgres("postgres realtime driver", () => {
         }
       });
 
+      it("settles ready() when closed before a database that never answers", async () => {
+        // Port 1 refuses connections: the listener keeps retrying until it is closed.
+        const realtime = postgres({ connectionString: "postgres://postgres@127.0.0.1:1/none", db: async () => store });
+        const ready = realtime.ready();
+        await realtime.close();
+        await expect(ready).rejects.toThrow("The postgres realtime driver was closed before it was listening.");
+      });
+
       it("listens again after its connection is ended by the server", async () => {
         const realtime = create();
         try {

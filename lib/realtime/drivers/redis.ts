@@ -31,12 +31,13 @@ const driver: RealtimeDriverFactory<RedisRealtimeOptions, FanOutRealtime> = (opt
       await publisher.publish(channel, text);
     },
     listen(onText) {
-      const ready = subscriber.connect().then(() => subscriber.subscribe(channel, (text) => onText(text)));
       return {
-        ready,
+        ready: subscriber.connect().then(() => subscriber.subscribe(channel, (text) => onText(text))),
         async close() {
-          await Promise.allSettled([ready]);
-          await Promise.allSettled([publisher.close(), subscriber.close()]);
+          // A client still trying to connect is dropped at once, so closing never waits on a
+          // Redis that does not answer.
+          const release = async (client: typeof publisher) => (client.isReady ? client.close() : client.destroy());
+          await Promise.allSettled([release(publisher), release(subscriber)]);
         },
       };
     },
