@@ -26,47 +26,68 @@ function requireChromium(executablePath: string): void {
   );
 }
 
+interface Peer {
+  /** As messages name it: "PostgreSQL", "Redis". */
+  name: string;
+  url: string;
+  /** The variable that makes the peer mandatory (CI sets it). */
+  requiredBy: string;
+  /** The variable that points the tests at another server. */
+  urlVariable: string;
+  /** Connects, answers one trivial request and disconnects; throws when the peer does not answer. */
+  check: () => Promise<void>;
+}
+
 /**
- * Whether the test PostgreSQL is reachable. Without it the Postgres suites are skipped with a
- * message, unless REQUIRE_POSTGRES is set (CI sets it), which makes its absence fail the run.
+ * Whether a test peer is reachable. Without it its suites are skipped with a message, unless
+ * its `requiredBy` variable is set, which makes its absence fail the run.
  */
-async function probePostgres(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 5_000 });
+async function probe(peer: Peer): Promise<boolean> {
   try {
-    await client.connect();
-    await client.query("select 1");
+    await peer.check();
     return true;
   } catch (error) {
-    const reason = `PostgreSQL at ${TEST_POSTGRES_URL} is not reachable (${(error as Error).message})`;
-    if (/^(1|true|yes)$/i.test(process.env.REQUIRE_POSTGRES ?? "")) {
-      throw new Error(`${reason}, and REQUIRE_POSTGRES is set. Start it, or set TEST_POSTGRES_URL.`);
+    const reason = `${peer.name} at ${peer.url} is not reachable (${(error as Error).message})`;
+    if (/^(1|true|yes)$/i.test(process.env[peer.requiredBy] ?? "")) {
+      throw new Error(`${reason}, and ${peer.requiredBy} is set. Start it, or set ${peer.urlVariable}.`);
     }
-    console.warn(`\n  ${reason}: the PostgreSQL suites are skipped. Set REQUIRE_POSTGRES=1 to make them mandatory.\n`);
+    console.warn(`\n  ${reason}: the ${peer.name} suites are skipped. Set ${peer.requiredBy}=1 to make them mandatory.\n`);
     return false;
-  } finally {
-    await client.end().catch(() => undefined);
   }
 }
 
-/** Like probePostgres, for the test Redis, made mandatory by REQUIRE_REDIS (CI sets it). */
-async function probeRedis(): Promise<boolean> {
-  const client = createClient({ url: TEST_REDIS_URL, socket: { connectTimeout: 5_000, reconnectStrategy: false } });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    return true;
-  } catch (error) {
-    const reason = `Redis at ${TEST_REDIS_URL} is not reachable (${(error as Error).message})`;
-    if (/^(1|true|yes)$/i.test(process.env.REQUIRE_REDIS ?? "")) {
-      throw new Error(`${reason}, and REQUIRE_REDIS is set. Start it, or set TEST_REDIS_URL.`);
+const postgres: Peer = {
+  name: "PostgreSQL",
+  url: TEST_POSTGRES_URL,
+  requiredBy: "REQUIRE_POSTGRES",
+  urlVariable: "TEST_POSTGRES_URL",
+  async check() {
+    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 5_000 });
+    try {
+      await client.connect();
+      await client.query("select 1");
+    } finally {
+      await client.end().catch(() => undefined);
     }
-    console.warn(`\n  ${reason}: the Redis suites are skipped. Set REQUIRE_REDIS=1 to make them mandatory.\n`);
-    return false;
-  } finally {
-    client.destroy();
-  }
-}
+  },
+};
+
+const redis: Peer = {
+  name: "Redis",
+  url: TEST_REDIS_URL,
+  requiredBy: "REQUIRE_REDIS",
+  urlVariable: "TEST_REDIS_URL",
+  async check() {
+    const client = createClient({ url: TEST_REDIS_URL, socket: { connectTimeout: 5_000, reconnectStrategy: false } });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      await client.ping();
+    } finally {
+      client.destroy();
+    }
+  },
+};
 
 /**
  * Checks the machine's peers, then prepares the app toolchain once per run (the first run on a
@@ -75,8 +96,8 @@ async function probeRedis(): Promise<boolean> {
 export default async function setup(project: TestProject): Promise<void> {
   const { APP_TOOLCHAIN_DIR, CHROMIUM_PATH } = parseConfig(process.env);
   requireChromium(CHROMIUM_PATH);
-  project.provide("postgresAvailable", await probePostgres());
-  project.provide("redisAvailable", await probeRedis());
+  project.provide("postgresAvailable", await probe(postgres));
+  project.provide("redisAvailable", await probe(redis));
   const toolchain = new AppToolchain({ dir: APP_TOOLCHAIN_DIR, onProgress: (line) => console.log(line) });
   await toolchain.prepare(path.resolve("templates", "app"));
 }

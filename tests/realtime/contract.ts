@@ -8,6 +8,8 @@ export interface RealtimeDriverContract {
   create: () => Realtime;
   /** Events the driver actually sent (for drivers without `subscribe`). */
   sent?: () => { channel: string; event: string; payload: unknown }[];
+  /** Whether instances from `create` share one bus, as several servers' would (fan-out drivers). */
+  sharedBus?: boolean;
   additionalTests?: () => void;
 }
 
@@ -106,6 +108,25 @@ export function testRealtimeDriver(contract: RealtimeDriverContract): void {
       await staying.received(2);
       expect(leaving.messages.map((message) => message.event)).toEqual(["a"]);
       expect(staying.messages.map((message) => message.event)).toEqual(["a", "b"]);
+    });
+
+    if (contract.sharedBus) it("delivers every instance's events to every instance's subscribers, each once", async () => {
+      const [first, second] = [create(), create()];
+      const onFirst = collectMessages();
+      const onSecond = collectMessages();
+      first.subscribe?.(channel, onFirst.listener);
+      second.subscribe?.(channel, onSecond.listener);
+      await Promise.all([first.ready?.(), second.ready?.()]);
+      await first.publish(channel, "error-notification", { from: "first" });
+      await second.publish(channel, "error-notification", { from: "second" });
+      await Promise.all([onFirst.received(2), onSecond.received(2)]);
+      // A marker after both: anything delivered twice would have arrived before it.
+      await first.publish(channel, "end", null);
+      await Promise.all([onFirst.received(3), onSecond.received(3)]);
+      for (const { messages } of [onFirst, onSecond]) {
+        expect(messages.map((message) => message.payload)).toEqual([{ from: "first" }, { from: "second" }, null]);
+      }
+      expect(onSecond.messages.map((message) => message.id)).toEqual(onFirst.messages.map((message) => message.id));
     });
 
     contract.additionalTests?.();
