@@ -90,5 +90,8 @@ export function errorNotificationSource(db: SqlExecutor, projectId: string, real
       const forward: RealtimeListener = (message) => listener(toEvent(message.payload as StoredErrorNotification));
       return inProcessBus(realtime).subscribe(errorChannel(projectId), forward);
     },
+    onInterrupted(callback) {
+      return inProcessBus(realtime).onResumed?.(callback) ?? (() => {});
+    },
   };
 }

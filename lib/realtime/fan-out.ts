@@ -10,8 +10,16 @@ import type { Realtime, RealtimeListener } from "./types";
  */
 export interface FanOutBus {
   send(text: string): Promise<void>;
-  /** Starts listening; `ready` resolves when texts sent from then on will arrive. */
-  listen(onText: (text: string) => void): { ready: Promise<void>; close: () => Promise<void> };
+  /**
+   * Starts listening; `ready` resolves when texts sent from then on will arrive. `onResumed` is
+   * called when listening starts again after the connection was lost.
+   */
+  listen(handlers: BusHandlers): { ready: Promise<void>; close: () => Promise<void> };
+}
+
+export interface BusHandlers {
+  onText: (text: string) => void;
+  onResumed: () => void;
 }
 
 /** What travels on the bus: the event's names, its id and its encoded data. */
@@ -25,6 +33,7 @@ interface Envelope {
 export interface FanOutRealtime extends Realtime {
   subscribe(channel: string, listener: RealtimeListener): () => void;
   ready(): Promise<void>;
+  onResumed(callback: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -48,11 +57,18 @@ export function createFanOutRealtime(name: string, bus: FanOutBus): FanOutRealti
   const instance = crypto.randomUUID();
   let sequence = 0;
   const listeners = createListenerRegistry(name);
-  const listening = bus.listen((text) => {
-    const envelope = parseEnvelope(text);
-    if (!envelope) return log.warn("realtime message ignored", { driver: name, reason: "not an event envelope" });
-    const { id, channel, event, data } = envelope;
-    listeners.deliver({ id, channel, event, payload: JSON.parse(data) });
+  const resumedCallbacks = new Set<() => void>();
+  const listening = bus.listen({
+    onText(text) {
+      const envelope = parseEnvelope(text);
+      if (!envelope) return log.warn("realtime message ignored", { driver: name, reason: "not an event envelope" });
+      const { id, channel, event, data } = envelope;
+      listeners.deliver({ id, channel, event, payload: JSON.parse(data) });
+    },
+    onResumed() {
+      log.info("realtime listening resumed", { driver: name, subscribers: resumedCallbacks.size });
+      for (const callback of [...resumedCallbacks]) callback();
+    },
   });
   // Closing settles a `ready()` still waiting for a bus that never answered.
   let markClosed: (error: Error) => void = () => {};
@@ -75,6 +91,10 @@ export function createFanOutRealtime(name: string, bus: FanOutBus): FanOutRealti
     },
     subscribe: listeners.add,
     ready: () => ready,
+    onResumed(callback) {
+      resumedCallbacks.add(callback);
+      return () => resumedCallbacks.delete(callback);
+    },
     close() {
       markClosed(new Error(`The ${name} realtime driver was closed before it was listening.`));
       return listening.close();

@@ -41,6 +41,13 @@ export interface Realtime {
    * fan-out driver's listening connection is up). Absent when subscribing takes effect at once.
    */
   ready?(): Promise<void>;
+  /**
+   * Calls `callback` each time the driver's listening connection is back after it was lost:
+   * events published meanwhile were not delivered to this instance's subscribers, who catch up
+   * from the stored history. Returns the function that stops the calls. Absent when nothing can
+   * be missed (in-process delivery).
+   */
+  onResumed?(callback: () => void): () => void;
   /** Releases the driver's connections. */
   close?(): Promise<void>;
 }

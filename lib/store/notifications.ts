@@ -34,6 +34,8 @@ export interface NotificationListenerOptions {
   db: () => Promise<SqlExecutor>;
   /** Gets each text, in the order they were sent. */
   onText: (text: string) => void;
+  /** Called when listening starts again after the connection was lost (texts sent meanwhile are lost). */
+  onResumed: () => void;
 }
 
 export interface NotificationListener {
@@ -59,6 +61,7 @@ export function listenForNotifications(options: NotificationListenerOptions): No
   let closed = false;
   let client: pg.Client | null = null;
   let attempt = 0;
+  let listened = false;
   let retryTimer: NodeJS.Timeout | undefined;
   // Texts are handed on one after another, so a large one being read is not overtaken.
   let handing = Promise.resolve();
@@ -109,6 +112,8 @@ export function listenForNotifications(options: NotificationListenerOptions): No
     }
     if (closed) return void connection.end().catch(() => undefined);
     attempt = 0;
+    if (listened) options.onResumed();
+    listened = true;
     markReady();
   }
 

@@ -56,11 +56,13 @@ describeWithPostgres("postgres realtime driver", () => {
         await expect(ready).rejects.toThrow("The postgres realtime driver was closed before it was listening.");
       });
 
-      it("listens again after its connection is ended by the server", async () => {
+      it("listens again after its connection is ended by the server, and says so", async () => {
         const realtime = create();
         try {
           const collector = collectMessages();
           realtime.subscribe(channel, collector.listener);
+          let resumed = 0;
+          realtime.onResumed(() => (resumed += 1));
           await realtime.ready();
           const listening = () =>
             store.query<{ pid: number }>(
@@ -73,6 +75,8 @@ describeWithPostgres("postgres realtime driver", () => {
           await realtime.publish(channel, "after-reconnect", 1);
           await collector.received(1);
           expect(collector.messages.map((message) => message.event)).toEqual(["after-reconnect"]);
+          // Its subscribers are told that events may have been missed in between.
+          expect(resumed).toBe(1);
         } finally {
           await realtime.close();
         }

@@ -21,7 +21,7 @@ const driver: RealtimeDriverFactory<PostgresRealtimeOptions, FanOutRealtime> = (
   const channel = options.pgChannel ?? "realtime_events";
   return createFanOutRealtime("postgres", {
     send: async (text) => notify(await options.db(), channel, text),
-    listen: (onText) => listenForNotifications({ connectionString: options.connectionString, channel, db: options.db, onText }),
+    listen: (handlers) => listenForNotifications({ connectionString: options.connectionString, channel, db: options.db, ...handlers }),
   });
 };
 

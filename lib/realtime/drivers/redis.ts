@@ -30,9 +30,15 @@ const driver: RealtimeDriverFactory<RedisRealtimeOptions, FanOutRealtime> = (opt
       await publisherConnected;
       await publisher.publish(channel, text);
     },
-    listen(onText) {
+    listen({ onText, onResumed }) {
+      let subscribed = false;
+      // node-redis subscribes again by itself on every reconnection, before "ready".
+      subscriber.on("ready", () => subscribed && onResumed());
       return {
-        ready: subscriber.connect().then(() => subscriber.subscribe(channel, (text) => onText(text))),
+        ready: subscriber
+          .connect()
+          .then(() => subscriber.subscribe(channel, (text) => onText(text)))
+          .then(() => void (subscribed = true)),
         async close() {
           // A client still trying to connect is dropped at once, so closing never waits on a
           // Redis that does not answer.
