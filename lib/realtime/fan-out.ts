@@ -2,7 +2,7 @@ import { log } from "@/lib/log";
 import { checkPublishable } from "./limits";
 import { createListenerRegistry } from "./listeners";
 import { RealtimePublishError } from "./errors";
-import type { Realtime, RealtimeListener } from "./types";
+import type { Realtime, RealtimeListener, RealtimeMessage } from "./types";
 
 /**
  * A message bus every instance listens on (Postgres LISTEN/NOTIFY, Redis pub/sub). It carries
@@ -37,11 +37,13 @@ export interface FanOutRealtime extends Realtime {
   close(): Promise<void>;
 }
 
-function parseEnvelope(text: string): Envelope | null {
+/** The message a bus text carries, or null when the text is not an envelope written by `publish`. */
+function parseMessage(text: string): RealtimeMessage | null {
   try {
     const value = JSON.parse(text) as Partial<Envelope>;
-    const fields = [value.id, value.channel, value.event, value.data];
-    return fields.every((field) => typeof field === "string") ? (value as Envelope) : null;
+    const { id, channel, event, data } = value;
+    if (typeof id !== "string" || typeof channel !== "string" || typeof event !== "string" || typeof data !== "string") return null;
+    return { id, channel, event, payload: JSON.parse(data) };
   } catch {
     return null;
   }
@@ -60,10 +62,9 @@ export function createFanOutRealtime(name: string, bus: FanOutBus): FanOutRealti
   const resumedCallbacks = new Set<() => void>();
   const listening = bus.listen({
     onText(text) {
-      const envelope = parseEnvelope(text);
-      if (!envelope) return log.warn("realtime message ignored", { driver: name, reason: "not an event envelope" });
-      const { id, channel, event, data } = envelope;
-      listeners.deliver({ id, channel, event, payload: JSON.parse(data) });
+      const message = parseMessage(text);
+      if (message) listeners.deliver(message);
+      else log.warn("realtime message ignored", { driver: name, reason: "not an event envelope" });
     },
     onResumed() {
       log.info("realtime listening resumed", { driver: name, subscribers: resumedCallbacks.size });

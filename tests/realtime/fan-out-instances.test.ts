@@ -49,7 +49,7 @@ describeWithPostgres("two instances on one PostgreSQL (REALTIME_DRIVER defaults 
     reloadConfig();
     const db = await getStore();
     owner = await createTestUser(db, "Owner");
-    project = await createProject(db, owner.user.id, "Chat app");
+    project = await createProject(db, owner.user.id, "Chat app", { sandbox: false });
   });
 
   afterAll(async () => {

@@ -48,6 +48,22 @@ describeWithPostgres("postgres realtime driver", () => {
         }
       });
 
+      it("ignores a notification on its channel that is not an event, and goes on", async () => {
+        const realtime = create();
+        try {
+          const collector = collectMessages();
+          realtime.subscribe(channel, collector.listener);
+          await realtime.ready();
+          await store.query("select pg_notify('realtime_events', $1)", ['{"id":"x","channel":"project-errors","event":"e","data":"not json"}']);
+          await store.query("select pg_notify('realtime_events', 'not an envelope')");
+          await realtime.publish(channel, "after", 1);
+          await collector.received(1);
+          expect(collector.messages.map((message) => message.event)).toEqual(["after"]);
+        } finally {
+          await realtime.close();
+        }
+      });
+
       it("settles ready() when closed before a database that never answers", async () => {
         // Port 1 refuses connections: the listener keeps retrying until it is closed.
         const realtime = postgres({ connectionString: "postgres://postgres@127.0.0.1:1/none", db: async () => store });
