@@ -14,6 +14,14 @@ const KEPT_ROWS_INTERVAL = "5 minutes";
 const RECONNECT_DELAYS_MS = [100, 250, 500, 1000, 2000, 5000];
 
 /**
+ * A listening connection only receives, so one that died silently (a NAT or load balancer
+ * forgetting it) would go unnoticed; a query this often, answered within the timeout, proves it
+ * alive.
+ */
+const HEARTBEAT_MS = 30_000;
+const HEARTBEAT_TIMEOUT_MS = 10_000;
+
+/**
  * Sends `text` to every session listening on `channel`. A text over the NOTIFY limit is stored
  * in realtime_messages and the notification carries its row id.
  */
@@ -44,9 +52,9 @@ export interface NotificationListener {
   close: () => Promise<void>;
 }
 
-async function readText(db: SqlExecutor, payload: string): Promise<string | null> {
+async function readText(db: () => Promise<SqlExecutor>, payload: string): Promise<string | null> {
   if (!payload.startsWith(ROW_REFERENCE)) return payload;
-  const { rows } = await db.query<{ body: string }>("select body from realtime_messages where id = $1::bigint", [
+  const { rows } = await (await db()).query<{ body: string }>("select body from realtime_messages where id = $1::bigint", [
     payload.slice(ROW_REFERENCE.length),
   ]);
   return rows[0]?.body ?? null;
@@ -73,7 +81,7 @@ export function listenForNotifications(options: NotificationListenerOptions): No
     const payload = message.payload;
     handing = handing
       .then(async () => {
-        const text = await readText(await options.db(), payload);
+        const text = await readText(options.db, payload);
         if (text === null) log.warn("realtime message expired before it was read", { payload });
         else options.onText(text);
       })
@@ -91,10 +99,16 @@ export function listenForNotifications(options: NotificationListenerOptions): No
   }
 
   async function connect(): Promise<void> {
-    const connection = new pg.Client({ connectionString: options.connectionString });
+    const connection = new pg.Client({
+      connectionString: options.connectionString,
+      connectionTimeoutMillis: HEARTBEAT_TIMEOUT_MS,
+      query_timeout: HEARTBEAT_TIMEOUT_MS,
+    });
     client = connection;
     let lost = false;
+    let heartbeat: NodeJS.Timeout | undefined;
     const onLost = (error?: Error) => {
+      clearInterval(heartbeat);
       if (lost || closed) return;
       lost = true;
       log.warn("realtime listening connection lost", { error });
@@ -111,6 +125,8 @@ export function listenForNotifications(options: NotificationListenerOptions): No
       return onLost(error as Error);
     }
     if (closed) return void connection.end().catch(() => undefined);
+    heartbeat = setInterval(() => connection.query("select 1").catch(onLost), HEARTBEAT_MS);
+    heartbeat.unref();
     attempt = 0;
     if (listened) options.onResumed();
     listened = true;
