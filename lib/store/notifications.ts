@@ -71,6 +71,8 @@ export function listenForNotifications(options: NotificationListenerOptions): No
   let attempt = 0;
   let listened = false;
   let retryTimer: NodeJS.Timeout | undefined;
+  // The current connection's; one connection is open at a time.
+  let heartbeat: NodeJS.Timeout | undefined;
   // Texts are handed on one after another, so a large one being read is not overtaken.
   let handing = Promise.resolve();
   let markReady: () => void = () => {};
@@ -106,7 +108,6 @@ export function listenForNotifications(options: NotificationListenerOptions): No
     });
     client = connection;
     let lost = false;
-    let heartbeat: NodeJS.Timeout | undefined;
     const onLost = (error?: Error) => {
       clearInterval(heartbeat);
       if (lost || closed) return;
