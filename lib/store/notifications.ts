@@ -109,9 +109,9 @@ export function listenForNotifications(options: NotificationListenerOptions): No
     client = connection;
     let lost = false;
     const onLost = (error?: Error) => {
-      clearInterval(heartbeat);
       if (lost || closed) return;
       lost = true;
+      clearInterval(heartbeat);
       log.warn("realtime listening connection lost", { error });
       connection.end().catch(() => undefined);
       scheduleReconnect();
@@ -140,6 +140,7 @@ export function listenForNotifications(options: NotificationListenerOptions): No
     async close() {
       closed = true;
       clearTimeout(retryTimer);
+      clearInterval(heartbeat);
       await client?.end().catch(() => undefined);
       await handing;
     },
