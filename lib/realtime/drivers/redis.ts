@@ -8,6 +8,8 @@ export interface RedisRealtimeOptions {
   url: string;
   /** The Redis channel the instances share. @default "realtime-events" */
   redisChannel?: string;
+  /** The connections' name in Redis's CLIENT LIST (monitoring). @default "realtime" */
+  clientName?: string;
 }
 
 /**
@@ -17,13 +19,23 @@ export interface RedisRealtimeOptions {
  */
 const driver: RealtimeDriverFactory<RedisRealtimeOptions, FanOutRealtime> = (options) => {
   const channel = options.redisChannel ?? "realtime-events";
-  const publisher = createClient({ url: options.url });
+  const publisher = createClient({ url: options.url, name: options.clientName ?? "realtime" });
   const subscriber = publisher.duplicate();
   // Without a listener an "error" event would crash the process; node-redis reconnects by itself.
   publisher.on("error", (error) => log.warn("redis realtime connection failed", { role: "publisher", error }));
   subscriber.on("error", (error) => log.warn("redis realtime connection failed", { role: "subscriber", error }));
   const publisherConnected = publisher.connect();
   publisherConnected.catch(() => undefined);
+  const subscriberConnected = subscriber.connect();
+  subscriberConnected.catch(() => undefined);
+
+  // A client still connecting is dropped at once, so closing never waits on a Redis that does
+  // not answer; should its connection still come up, it is dropped then.
+  async function release(client: typeof publisher, connected: Promise<unknown>): Promise<void> {
+    if (client.isReady) return client.close();
+    client.destroy();
+    connected.then(() => client.destroy(), () => undefined);
+  }
 
   return createFanOutRealtime("redis", {
     async send(text) {
@@ -35,15 +47,9 @@ const driver: RealtimeDriverFactory<RedisRealtimeOptions, FanOutRealtime> = (opt
       // node-redis subscribes again by itself on every reconnection, before "ready".
       subscriber.on("ready", () => subscribed && onResumed());
       return {
-        ready: subscriber
-          .connect()
-          .then(() => subscriber.subscribe(channel, (text) => onText(text)))
-          .then(() => void (subscribed = true)),
+        ready: subscriberConnected.then(() => subscriber.subscribe(channel, (text) => onText(text))).then(() => void (subscribed = true)),
         async close() {
-          // A client still trying to connect is dropped at once, so closing never waits on a
-          // Redis that does not answer.
-          const release = async (client: typeof publisher) => (client.isReady ? client.close() : client.destroy());
-          await Promise.allSettled([release(publisher), release(subscriber)]);
+          await Promise.allSettled([release(publisher, publisherConnected), release(subscriber, subscriberConnected)]);
         },
       };
     },

@@ -1,0 +1,15 @@
+import redis from "@/lib/realtime/drivers/redis";
+import { createClient } from "@redis/client";
+const r = redis({ url: "redis://127.0.0.1:6379", clientName: "dbg-y", redisChannel: "dbg" });
+let got!: () => void; const p = new Promise<void>((res) => (got = res));
+const un = r.subscribe("a", () => got());
+await r.ready();
+await r.publish("a", "e", 1);
+await p; un();
+const t = performance.now();
+await r.close();
+console.log("closed in", performance.now() - t);
+const a = createClient({ url: "redis://127.0.0.1:6379" }); await a.connect();
+console.log(((await a.sendCommand(["CLIENT", "LIST"])) as string).split("\n").filter((l) => l.includes("dbg-y")).length);
+a.destroy();
+process.exit(0);
