@@ -2,15 +2,17 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { GET } from "@/app/api/projects/[id]/errors/stream/route";
 import { reloadConfig } from "@/lib/config";
 import { createProject } from "@/lib/projects";
+import { resetProcessSingleton, resetProcessSingletons } from "@/lib/singletons";
 import { getRealtime } from "@/lib/realtime";
 import { getStore } from "@/lib/store";
 import type { Project } from "@/lib/store/projects";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { isNotification } from "../helpers/realtime-instance";
+import { TEST_REDIS_URL } from "../helpers/redis-url";
 import { createTestUser } from "../helpers/users";
 import { SseReader, type SseFrame } from "./sse-client";
 
@@ -37,44 +39,43 @@ function runInstanceA(env: Record<string, string>): Promise<SseFrame[]> {
   });
 }
 
-describeWithPostgres("two instances on one PostgreSQL (REALTIME_DRIVER defaults to postgres)", () => {
+describeWithPostgres("two instances on one PostgreSQL", () => {
   let database: Awaited<ReturnType<typeof createThrowawayDatabase>>;
   let owner: Awaited<ReturnType<typeof createTestUser>>;
-  let project: Project;
 
   beforeAll(async () => {
     database = await createThrowawayDatabase();
     // This process is instance B.
     process.env.DATABASE_URL = database.url;
     reloadConfig();
-    const db = await getStore();
-    owner = await createTestUser(db, "Owner");
-    project = await createProject(db, owner.user.id, "Chat app", { sandbox: false });
+    owner = await createTestUser(await getStore(), "Owner");
   });
 
   afterAll(async () => {
-    const { resetProcessSingletons } = await import("@/lib/singletons");
     await resetProcessSingletons();
     delete process.env.DATABASE_URL;
+    delete process.env.REALTIME_DRIVER;
+    delete process.env.REDIS_URL;
     await database?.drop();
   });
 
-  function openStream(lastEventId?: string) {
+  function openStream(project: Project, lastEventId?: string) {
     const abort = new AbortController();
     const headers: Record<string, string> = { ...owner.headers, ...(lastEventId ? { "last-event-id": lastEventId } : {}) };
     const request = new Request(`http://localhost/api/projects/${project.id}/errors/stream`, { headers, signal: abort.signal });
     return { abort, response: GET(request, { params: Promise.resolve({ id: project.id }) }) };
   }
 
-  it("a stream on B gets the errors scanned on A exactly once, as does a stream on A, with the stored ids", { timeout: 60_000 }, async () => {
-    expect(getRealtime().name).toBe("postgres");
-    const { abort, response } = openStream();
+  /** A scans dev-server output; streams on B and on A each get every notification once, with the stored ids. */
+  async function expectEachEventOnceOnBothInstances(driverEnv: Record<string, string>): Promise<void> {
+    const project = await createProject(await getStore(), owner.user.id, "Chat app", { sandbox: false });
+    const { abort, response } = openStream(project);
     const reader = new SseReader((await response).body as ReadableStream<Uint8Array>);
     expect((await reader.next())?.comments).toEqual(["connected"]);
     await getRealtime().ready?.();
 
     const endMessage = `end ${crypto.randomUUID()}`;
-    const onA = await runInstanceA({ DATABASE_URL: database.url, PROJECT_ID: project.id, END_MESSAGE: endMessage });
+    const onA = await runInstanceA({ ...driverEnv, DATABASE_URL: database.url, PROJECT_ID: project.id, END_MESSAGE: endMessage });
     const onB = (await reader.until((frame) => isNotification(frame, endMessage))).filter((frame) => frame.event);
     abort.abort();
 
@@ -93,10 +94,24 @@ describeWithPostgres("two instances on one PostgreSQL (REALTIME_DRIVER defaults 
     expect(summary(onA)).toEqual(summary(onB));
 
     // The ids are the stored rows': a client reconnecting to B with the first one gets the rest.
-    const resumed = openStream(onB[0].id);
+    const resumed = openStream(project, onB[0].id);
     const resumedReader = new SseReader((await resumed.response).body as ReadableStream<Uint8Array>);
     const replayed = await resumedReader.until((frame) => isNotification(frame, endMessage));
     resumed.abort.abort();
     expect(summary(replayed.filter((frame) => frame.event))).toEqual(summary(onB).slice(1));
+  }
+
+  it("with the default driver (postgres, as DATABASE_URL is set), a stream on B gets the errors scanned on A exactly once, as does A's", { timeout: 60_000 }, async () => {
+    expect(getRealtime().name).toBe("postgres");
+    await expectEachEventOnceOnBothInstances({});
+  });
+
+  it.skipIf(!inject("redisAvailable"))("with REALTIME_DRIVER=redis, the same", { timeout: 60_000 }, async () => {
+    process.env.REALTIME_DRIVER = "redis";
+    process.env.REDIS_URL = TEST_REDIS_URL;
+    reloadConfig();
+    await resetProcessSingleton("realtime");
+    expect(getRealtime().name).toBe("redis");
+    await expectEachEventOnceOnBothInstances({ REALTIME_DRIVER: "redis", REDIS_URL: TEST_REDIS_URL });
   });
 });
