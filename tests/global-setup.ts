@@ -1,15 +1,19 @@
 import fs from "node:fs";
 import path from "node:path";
+import { createClient } from "@redis/client";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { parseConfig } from "@/lib/config";
 import { AppToolchain } from "@/lib/toolchain";
 import { TEST_POSTGRES_URL } from "./helpers/postgres-url";
+import { TEST_REDIS_URL } from "./helpers/redis-url";
 
 declare module "vitest" {
   interface ProvidedContext {
     /** Whether the test PostgreSQL answered; the Postgres suites skip when it did not. */
     postgresAvailable: boolean;
+    /** Whether the test Redis answered; the Redis suites skip when it did not. */
+    redisAvailable: boolean;
   }
 }
 
@@ -22,27 +26,68 @@ function requireChromium(executablePath: string): void {
   );
 }
 
+interface Peer {
+  /** As messages name it: "PostgreSQL", "Redis". */
+  name: string;
+  url: string;
+  /** The variable that makes the peer mandatory (CI sets it). */
+  requiredBy: string;
+  /** The variable that points the tests at another server. */
+  urlVariable: string;
+  /** Connects, answers one trivial request and disconnects; throws when the peer does not answer. */
+  check: () => Promise<void>;
+}
+
 /**
- * Whether the test PostgreSQL is reachable. Without it the Postgres suites are skipped with a
- * message, unless REQUIRE_POSTGRES is set (CI sets it), which makes its absence fail the run.
+ * Whether a test peer is reachable. Without it its suites are skipped with a message, unless
+ * its `requiredBy` variable is set, which makes its absence fail the run.
  */
-async function probePostgres(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 5_000 });
+async function probe(peer: Peer): Promise<boolean> {
   try {
-    await client.connect();
-    await client.query("select 1");
+    await peer.check();
     return true;
   } catch (error) {
-    const reason = `PostgreSQL at ${TEST_POSTGRES_URL} is not reachable (${(error as Error).message})`;
-    if (/^(1|true|yes)$/i.test(process.env.REQUIRE_POSTGRES ?? "")) {
-      throw new Error(`${reason}, and REQUIRE_POSTGRES is set. Start it, or set TEST_POSTGRES_URL.`);
+    const reason = `${peer.name} at ${peer.url} is not reachable (${(error as Error).message})`;
+    if (/^(1|true|yes)$/i.test(process.env[peer.requiredBy] ?? "")) {
+      throw new Error(`${reason}, and ${peer.requiredBy} is set. Start it, or set ${peer.urlVariable}.`);
     }
-    console.warn(`\n  ${reason}: the PostgreSQL suites are skipped. Set REQUIRE_POSTGRES=1 to make them mandatory.\n`);
+    console.warn(`\n  ${reason}: the ${peer.name} suites are skipped. Set ${peer.requiredBy}=1 to make them mandatory.\n`);
     return false;
-  } finally {
-    await client.end().catch(() => undefined);
   }
 }
+
+const postgres: Peer = {
+  name: "PostgreSQL",
+  url: TEST_POSTGRES_URL,
+  requiredBy: "REQUIRE_POSTGRES",
+  urlVariable: "TEST_POSTGRES_URL",
+  async check() {
+    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 5_000 });
+    try {
+      await client.connect();
+      await client.query("select 1");
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  },
+};
+
+const redis: Peer = {
+  name: "Redis",
+  url: TEST_REDIS_URL,
+  requiredBy: "REQUIRE_REDIS",
+  urlVariable: "TEST_REDIS_URL",
+  async check() {
+    const client = createClient({ url: TEST_REDIS_URL, socket: { connectTimeout: 5_000, reconnectStrategy: false } });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      await client.ping();
+    } finally {
+      client.destroy();
+    }
+  },
+};
 
 /**
  * Checks the machine's peers, then prepares the app toolchain once per run (the first run on a
@@ -51,7 +96,8 @@ async function probePostgres(): Promise<boolean> {
 export default async function setup(project: TestProject): Promise<void> {
   const { APP_TOOLCHAIN_DIR, CHROMIUM_PATH } = parseConfig(process.env);
   requireChromium(CHROMIUM_PATH);
-  project.provide("postgresAvailable", await probePostgres());
+  project.provide("postgresAvailable", await probe(postgres));
+  project.provide("redisAvailable", await probe(redis));
   const toolchain = new AppToolchain({ dir: APP_TOOLCHAIN_DIR, onProgress: (line) => console.log(line) });
   await toolchain.prepare(path.resolve("templates", "app"));
 }

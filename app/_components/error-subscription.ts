@@ -18,17 +18,18 @@ export interface FeedOptions {
 
 /**
  * Subscribes to a project's error notifications, history included, with whatever the server uses:
- * Server-Sent Events (memory driver) or Pusher Channels. Returns the unsubscribe function.
+ * Server-Sent Events (this app's stream, with the memory, postgres or redis driver) or Pusher
+ * Channels. Returns the unsubscribe function.
  */
 export function subscribeToErrors(settings: RealtimeClientSettings, handlers: FeedHandlers, options: FeedOptions = {}): () => void {
-  return settings.driver === "pusher" ? subscribePusher(settings, handlers, options) : subscribeSse(settings, handlers);
+  return settings.transport === "pusher" ? subscribePusher(settings, handlers, options) : subscribeSse(settings, handlers);
 }
 
 /**
  * The stream replays the stored history first; EventSource reconnects by itself and resumes
  * with `Last-Event-ID`, so nothing is missed or repeated.
  */
-function subscribeSse(settings: Extract<RealtimeClientSettings, { driver: "memory" }>, handlers: FeedHandlers): () => void {
+function subscribeSse(settings: Extract<RealtimeClientSettings, { transport: "sse" }>, handlers: FeedHandlers): () => void {
   const source = new EventSource(settings.streamUrl);
   handlers.onStatus("connecting");
   source.onopen = () => handlers.onStatus("live");
@@ -53,7 +54,7 @@ const idOf = (payload: unknown) => (payload as { id?: unknown } | null)?.id;
  * until it is delivered, and ids already delivered are skipped.
  */
 function subscribePusher(
-  settings: Extract<RealtimeClientSettings, { driver: "pusher" }>,
+  settings: Extract<RealtimeClientSettings, { transport: "pusher" }>,
   handlers: FeedHandlers,
   options: FeedOptions,
 ): () => void {

@@ -113,7 +113,9 @@ const envSchema = z.object({
   BUNDLE_EXPORT_COMMAND: optionalString,
 
   // Realtime
-  REALTIME_DRIVER: z.enum(["memory", "pusher"]).default("memory"),
+  /** Default: postgres when DATABASE_URL is set (every instance shares it), else memory. */
+  REALTIME_DRIVER: optionalString.pipe(z.enum(["memory", "postgres", "redis", "pusher"]).optional()),
+  REDIS_URL: optionalString.transform((value) => value ?? "redis://127.0.0.1:6379"),
   PUSHER_APP_ID: optionalString,
   PUSHER_KEY: optionalString,
   PUSHER_SECRET: optionalString,
@@ -126,8 +128,9 @@ const envSchema = z.object({
 
 type Env = z.output<typeof envSchema>;
 
-export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR" | "APP_TOOLCHAIN_DIR" | "XDG_CACHE_HOME" | "INSTANCE_ID" | "LOCAL_PREVIEW_HOST"> & {
+export type Config = Omit<Env, "PUBLIC_BASE_URL" | "DATA_DIR" | "APP_TOOLCHAIN_DIR" | "XDG_CACHE_HOME" | "INSTANCE_ID" | "LOCAL_PREVIEW_HOST" | "REALTIME_DRIVER"> & {
   PUBLIC_BASE_URL: string;
+  REALTIME_DRIVER: NonNullable<Env["REALTIME_DRIVER"]>;
   LOCAL_PREVIEW_HOST: string;
   DATA_DIR: string;
   APP_TOOLCHAIN_DIR: string;
@@ -169,6 +172,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     DATA_DIR: path.resolve(/*turbopackIgnore: true*/ parsed.DATA_DIR ?? ".data"),
     // No two live servers share a host and a port, and a restarted server keeps both.
     INSTANCE_ID: parsed.INSTANCE_ID ?? `${os.hostname()}:${parsed.PORT}`,
+    // Instances that share a database reach each other's SSE subscribers through it.
+    REALTIME_DRIVER: parsed.REALTIME_DRIVER ?? (parsed.DATABASE_URL ? "postgres" : "memory"),
   };
 }
 

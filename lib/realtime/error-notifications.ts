@@ -28,8 +28,10 @@ export interface ErrorNotificationOptions {
 
 type InProcessRealtime = Realtime & Required<Pick<Realtime, "subscribe">>;
 
-// SSE subscribers of this process listen here. A driver that delivers in-process (memory) is
-// that bus itself; one that delivers elsewhere (pusher) gets this process-wide one beside it.
+// SSE subscribers of this process listen here. A driver that delivers to this process (memory,
+// and postgres and redis, which bring every instance's events back to every instance) is that bus
+// itself, so a notification is published once and each subscriber gets it once; one that delivers
+// elsewhere (pusher) gets this process-wide one beside it.
 function inProcessBus(realtime: Realtime): InProcessRealtime {
   if (realtime.subscribe) return realtime as InProcessRealtime;
   return processSingleton("errorNotificationBus", () => memoryDriver({}) as InProcessRealtime);
@@ -79,11 +81,17 @@ const toEvent = (notification: StoredErrorNotification): SseEvent => ({ id: noti
 export function errorNotificationSource(db: SqlExecutor, projectId: string, realtime: Realtime = getRealtime()): SseSource {
   return {
     async replay(afterId) {
+      // Listening before the history is read: a notification stored after the read is then
+      // delivered live (the SSE stream subscribed already), so none falls in between.
+      await inProcessBus(realtime).ready?.();
       return (await listStoredErrorNotifications(db, projectId, afterId)).map(toEvent);
     },
     subscribe(listener) {
       const forward: RealtimeListener = (message) => listener(toEvent(message.payload as StoredErrorNotification));
       return inProcessBus(realtime).subscribe(errorChannel(projectId), forward);
+    },
+    onInterrupted(callback) {
+      return inProcessBus(realtime).onResumed?.(callback) ?? (() => {});
     },
   };
 }

@@ -17,6 +17,11 @@ export interface SseSource {
   replay(afterId: string | null): Promise<SseEvent[]>;
   /** Delivers every later event to `listener`; returns the unsubscribe function. */
   subscribe(listener: (event: SseEvent) => void): () => void;
+  /**
+   * Calls `callback` when live events may have been missed (a fan-out driver's connection was
+   * lost); returns the function that stops the calls.
+   */
+  onInterrupted?(callback: () => void): () => void;
 }
 
 export interface SseResponseOptions {
@@ -40,7 +45,8 @@ function formatEvent(event: SseEvent): string {
  * A `text/event-stream` response: the source's stored events after `lastEventId`, then its live
  * ones, with heartbeats. Live events are subscribed to before the replay is read, and held back
  * until it is sent, so none falls between the two and none is sent twice. The stream ends when
- * the client disconnects, cancels the body, or falls too far behind.
+ * the client disconnects, cancels the body, falls too far behind, or the source reports missed
+ * live events.
  */
 export function createSseResponse(options: SseResponseOptions): Response {
   let stop: () => void = () => {};
@@ -70,6 +76,10 @@ export function createSseResponse(options: SseResponseOptions): Response {
       send("retry: 3000\n: connected\n\n");
       let heldBack: SseEvent[] | null = [];
       cleanups.push(options.source.subscribe((event) => (heldBack ? heldBack.push(event) : send(formatEvent(event)))));
+      // After missed live events the stream ends: the client reconnects with Last-Event-ID and
+      // the replay brings what it missed.
+      const stopWatching = options.source.onInterrupted?.(end);
+      if (stopWatching) cleanups.push(stopWatching);
       if (options.signal.aborted) return end();
       options.signal.addEventListener("abort", end);
       cleanups.push(() => options.signal.removeEventListener("abort", end));

@@ -16,7 +16,8 @@ export interface ChannelAuthorization {
 
 /**
  * The realtime port. `publish` is required; `subscribe` is an optional capability of drivers that
- * deliver inside this process (the memory driver), and `authorizeChannel` of drivers whose
+ * deliver to this process's subscribers (memory, and the fan-out drivers postgres and redis, which
+ * deliver every instance's events on every instance), and `authorizeChannel` of drivers whose
  * browser clients join private channels themselves (pusher). Callers check for the capability
  * instead of checking which driver they have.
  */
@@ -35,6 +36,20 @@ export interface Realtime {
    * only after checking that the caller may read the channel.
    */
   authorizeChannel?(socketId: string, channel: string): Promise<ChannelAuthorization>;
+  /**
+   * Resolves once `subscribe` receives every event published from then on, on any instance (a
+   * fan-out driver's listening connection is up). Absent when subscribing takes effect at once.
+   */
+  ready?(): Promise<void>;
+  /**
+   * Calls `callback` each time the driver's listening connection is back after it was lost:
+   * events published meanwhile were not delivered to this instance's subscribers, who catch up
+   * from the stored history. Returns the function that stops the calls. Absent when nothing can
+   * be missed (in-process delivery).
+   */
+  onResumed?(callback: () => void): () => void;
+  /** Releases the driver's connections. */
+  close?(): Promise<void>;
 }
 
 /** A driver is a plain factory from its options to a port instance. */

@@ -69,14 +69,14 @@ describe("realtime client settings", () => {
   it("hand the browser the SSE route, or only Pusher's public key and cluster", () => {
     expect(realtimeClientSettings(parseConfig({}), "p1")).toEqual({
       event: "error-notification",
-      driver: "memory",
+      transport: "sse",
       streamUrl: "/api/projects/p1/errors/stream",
     });
     const pusher = parseConfig({ REALTIME_DRIVER: "pusher", PUSHER_APP_ID: "1", PUSHER_KEY: "public-key", PUSHER_SECRET: "the-secret-value", PUSHER_CLUSTER: "eu" });
     const settings = realtimeClientSettings(pusher, "p1");
     expect(settings).toEqual({
       event: "error-notification",
-      driver: "pusher",
+      transport: "pusher",
       key: "public-key",
       cluster: "eu",
       channel: "private-p1-errors",

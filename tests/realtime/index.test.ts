@@ -10,6 +10,15 @@ describe("createRealtime / getRealtime", () => {
     expect(getRealtime().subscribe).toBeTypeOf("function");
   });
 
+  it("defaults to postgres when DATABASE_URL is set, which that driver needs", () => {
+    const databaseUrl = "postgres://postgres@127.0.0.1:5432/app";
+    expect(parseConfig({ DATABASE_URL: databaseUrl }).REALTIME_DRIVER).toBe("postgres");
+    expect(parseConfig({ DATABASE_URL: databaseUrl, REALTIME_DRIVER: "redis" }).REALTIME_DRIVER).toBe("redis");
+    expect(parseConfig({ REALTIME_DRIVER: "redis" }).REDIS_URL).toBe("redis://127.0.0.1:6379");
+    const config = parseConfig({ REALTIME_DRIVER: "postgres" });
+    expect(() => createRealtime(config)).toThrow(new RealtimeNotConfiguredError("REALTIME_DRIVER=postgres needs DATABASE_URL."));
+  });
+
   it("builds the pusher driver from PUSHER_* and registers the secret for redaction", () => {
     const secret = "pusher-secret-for-index-test";
     const realtime = createRealtime(

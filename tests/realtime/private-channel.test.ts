@@ -67,7 +67,7 @@ const notify = (message: string) => sendErrorNotification(buildErrorNotification
 /** The dashboard's subscription, pointed at the fake server and at the routes served over HTTP. */
 function subscribeAs(headers: Record<string, string>) {
   const settings = realtimeClientSettings(getConfig(), project.id);
-  if (settings.driver !== "pusher") throw new Error("expected the pusher settings");
+  if (settings.transport !== "pusher") throw new Error("expected the pusher settings");
   const statuses: FeedStatus[] = [];
   const payloads: unknown[] = [];
   const unsubscribe = subscribeToErrors(

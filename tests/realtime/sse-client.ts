@@ -49,6 +49,16 @@ export class SseReader {
     return frames;
   }
 
+  /** Frames up to and including the first that `isLast` accepts; throws when the stream ends first. */
+  async until(isLast: (frame: SseFrame) => boolean): Promise<SseFrame[]> {
+    const frames: SseFrame[] = [];
+    for (let frame = await this.next(); frame !== null; frame = await this.next()) {
+      frames.push(frame);
+      if (isLast(frame)) return frames;
+    }
+    throw new Error(`The stream ended after ${frames.length} frames without the expected one.`);
+  }
+
   cancel(): Promise<void> {
     return this.reader.cancel();
   }

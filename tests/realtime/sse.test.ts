@@ -113,4 +113,17 @@ describe("createSseResponse", () => {
     expect(eventsOf(frames).length).toBeGreaterThan(900);
     expect(eventsOf(frames).length).toBeLessThan(1100);
   });
+
+  it("ends the stream when the source reports missed live events, so the client resumes from the history", async () => {
+    const { source, listeners, publish } = memorySource();
+    let interrupt: () => void = () => {};
+    const interrupted: SseSource = { ...source, onInterrupted: (callback) => ((interrupt = callback), () => (interrupt = () => {})) };
+    const { reader } = open(interrupted);
+    await reader.next();
+    publish(event(1));
+    expect(eventsOf([(await reader.next())!])).toEqual([{ event: "error-notification", payload: { n: 1 } }]);
+    interrupt();
+    expect(await reader.rest()).toEqual([]);
+    expect(listeners.size).toBe(0);
+  });
 });

@@ -40,15 +40,15 @@ export async function readBackendSnapshot(db: SqlExecutor, project: Project): Pr
  * channel through `authEndpoint` and reading the stored history from `historyUrl`.
  */
 export type RealtimeClientSettings = { event: string } & (
-  | { driver: "memory"; streamUrl: string }
-  | { driver: "pusher"; key: string; cluster: string; channel: string; authEndpoint: string; historyUrl: string }
+  | { transport: "sse"; streamUrl: string }
+  | { transport: "pusher"; key: string; cluster: string; channel: string; authEndpoint: string; historyUrl: string }
 );
 
 export function realtimeClientSettings(config: Config, projectId: string): RealtimeClientSettings {
   if (config.REALTIME_DRIVER === "pusher" && config.PUSHER_KEY && config.PUSHER_CLUSTER) {
     return {
       event: ERROR_EVENT,
-      driver: "pusher",
+      transport: "pusher",
       key: config.PUSHER_KEY,
       cluster: config.PUSHER_CLUSTER,
       channel: errorChannel(projectId),
@@ -56,7 +56,7 @@ export function realtimeClientSettings(config: Config, projectId: string): Realt
       historyUrl: `/api/projects/${projectId}/errors`,
     };
   }
-  return { event: ERROR_EVENT, driver: "memory", streamUrl: `/api/projects/${projectId}/errors/stream` };
+  return { event: ERROR_EVENT, transport: "sse", streamUrl: `/api/projects/${projectId}/errors/stream` };
 }
 
 /**

@@ -1,0 +1,59 @@
+import { createClient } from "@redis/client";
+import { log } from "@/lib/log";
+import { createFanOutRealtime, type FanOutRealtime } from "../fan-out";
+import type { RealtimeDriverFactory } from "../types";
+
+export interface RedisRealtimeOptions {
+  /** @example "redis://127.0.0.1:6379" */
+  url: string;
+  /** The Redis channel the instances share. @default "realtime-events" */
+  redisChannel?: string;
+  /** The connections' name in Redis's CLIENT LIST (monitoring). @default "realtime" */
+  clientName?: string;
+}
+
+/**
+ * Fan-out over Redis pub/sub (node-redis): one connection publishes, one subscribes (a
+ * subscribed connection can run nothing else). node-redis reconnects both and subscribes again
+ * by itself; events published while the subscriber is away are lost, as with any pub/sub.
+ */
+const driver: RealtimeDriverFactory<RedisRealtimeOptions, FanOutRealtime> = (options) => {
+  const channel = options.redisChannel ?? "realtime-events";
+  const publisher = createClient({ url: options.url, name: options.clientName ?? "realtime" });
+  const subscriber = publisher.duplicate();
+  // Without a listener an "error" event would crash the process; node-redis reconnects by itself.
+  publisher.on("error", (error) => log.warn("redis realtime connection failed", { role: "publisher", error }));
+  subscriber.on("error", (error) => log.warn("redis realtime connection failed", { role: "subscriber", error }));
+  const publisherConnected = publisher.connect();
+  publisherConnected.catch(() => undefined);
+  const subscriberConnected = subscriber.connect();
+  subscriberConnected.catch(() => undefined);
+
+  // A client still connecting is dropped at once, so closing never waits on a Redis that does
+  // not answer; should its connection still come up, it is dropped then.
+  async function release(client: typeof publisher, connected: Promise<unknown>): Promise<void> {
+    if (client.isReady) return client.close();
+    client.destroy();
+    connected.then(() => client.destroy(), () => undefined);
+  }
+
+  return createFanOutRealtime("redis", {
+    async send(text) {
+      await publisherConnected;
+      await publisher.publish(channel, text);
+    },
+    listen({ onText, onResumed }) {
+      let subscribed = false;
+      // node-redis subscribes again by itself on every reconnection, before "ready".
+      subscriber.on("ready", () => subscribed && onResumed());
+      return {
+        ready: subscriberConnected.then(() => subscriber.subscribe(channel, (text) => onText(text))).then(() => void (subscribed = true)),
+        async close() {
+          await Promise.allSettled([release(publisher, publisherConnected), release(subscriber, subscriberConnected)]);
+        },
+      };
+    },
+  });
+};
+
+export default driver;
