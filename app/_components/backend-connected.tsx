@@ -5,6 +5,7 @@ import type { ApiBackendDevServerState, ApiBackendStatus } from "@/lib/api-contr
 import type { BackendProjectState } from "@/lib/store/projects";
 import { callApi, callApiOrToast, messageOf } from "./api";
 import { BackendAccountFacts } from "./backend-account";
+import { ConfirmStep } from "./confirm-step";
 
 type Connected = Extract<BackendProjectState, { kind: "connected" }>;
 type DevServer = ApiBackendDevServerState;
@@ -139,20 +140,12 @@ export function ConnectedDetails({ projectId, state, dashboardBase, account, onD
       )}
 
       {confirming ? (
-        <div className="confirm stack">
+        <ConfirmStep action="Disconnect" busyAction="Disconnecting…" busy={busy} onConfirm={disconnect} onCancel={() => setConfirming(false)}>
           <label className="row">
             <input type="checkbox" checked={deleteBackendProject} onChange={(event) => setDeleteBackendProject(event.target.checked)} />
             Also delete the backend project (managed projects only)
           </label>
-          <div className="row">
-            <button type="button" className="danger" onClick={disconnect} disabled={busy}>
-              {busy ? "Disconnecting…" : "Disconnect"}
-            </button>
-            <button type="button" onClick={() => setConfirming(false)} disabled={busy}>
-              Cancel
-            </button>
-          </div>
-        </div>
+        </ConfirmStep>
       ) : (
         <div className="row">
           <button type="button" onClick={() => setConfirming(true)}>

@@ -4,6 +4,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import type { ApiProject } from "@/lib/api-contract/types";
 import { callApiOrToast } from "./api";
+import { ConfirmStep } from "./confirm-step";
 import { showToast } from "./toast";
 
 /**
@@ -55,20 +56,19 @@ export function ProjectSettings({ projectId, initialName }: { projectId: string;
         </button>
       </form>
       {confirming ? (
-        <div className="confirm stack" data-testid="delete-confirmation">
+        <ConfirmStep
+          testId="delete-confirmation"
+          action="Delete project"
+          busyAction="Deleting…"
+          busy={busy}
+          onConfirm={remove}
+          onCancel={() => setConfirming(false)}
+        >
           <p>
             Delete <strong>{savedName}</strong> for good? Its sandbox, uploaded assets, bundles and screenshots are deleted, and a
             backend project managed by this service is deleted too (one on your own account is only disconnected).
           </p>
-          <div className="row">
-            <button type="button" className="danger" onClick={remove} disabled={busy}>
-              {busy ? "Deleting…" : "Delete project"}
-            </button>
-            <button type="button" onClick={() => setConfirming(false)} disabled={busy}>
-              Cancel
-            </button>
-          </div>
-        </div>
+        </ConfirmStep>
       ) : (
         <div className="row">
           <button type="button" className="danger-outline" onClick={() => setConfirming(true)}>
