@@ -1,10 +1,17 @@
 import { Worker } from "node:worker_threads";
 import { log } from "@/lib/log";
+import type { Sql } from "@/lib/store";
 import { FunctionLogs, formatLogLine, type FunctionExecution, type LogLine } from "./function-log";
-import type { EmulatorContext } from "./context";
 import { deploymentUrlForPort } from "./listeners";
 import { RUNNER_SCRIPT, WORKER_EXEC_ARGV, WORKER_HEAP_MB, pushDirectory, writePushModules } from "./modules";
 import { applyDocumentWrites, findPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
+
+/** What the runtimes need of the emulator's context (lib/emulator/context.ts holds them, among others). */
+export interface RuntimeContext {
+  db: Sql;
+  /** Where pushed modules are written for the workers that load them. */
+  modulesDir: string;
+}
 
 /**
  * Runs the live code of emulated deployments: one worker per deployment (`function-runner.mjs` in
@@ -102,7 +109,7 @@ export class FunctionRuntimes {
   ) {}
 
   /** The deployment's worker on this push, started if needed (also at server start, so scheduled functions run without a call). */
-  async worker(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
+  async worker(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
     let running = this.running.get(deployment.name);
     // A worker of older code (pushed through another emulator of this process) is replaced once.
     if (running && (await running.catch(() => null))?.pushId !== push.id && this.running.get(deployment.name) === running) await this.stop(deployment.name);
@@ -116,7 +123,7 @@ export class FunctionRuntimes {
   }
 
   /** Runs one function (or HTTP action) of the deployment's live push. */
-  async call(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
+  async call(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
     const current = await this.worker(context, deployment, push);
     const callId = this.nextCallId++;
     // HTTP actions run under the action limit, as upstream.
@@ -139,7 +146,7 @@ export class FunctionRuntimes {
     return { ...result.result, logLines: result.logLines.map(formatLogLine) };
   }
 
-  private async start(context: EmulatorContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
+  private async start(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
     const modules = await listPushModules(context.db, push.id);
     const dir = await writePushModules(pushDirectory(context.modulesDir, deployment.name, push.id), modules);
     const variables = await listEnvVars(context.db, deployment.name);
@@ -206,7 +213,7 @@ export class FunctionRuntimes {
   }
 
   /** The deployment's live push (null before the first). */
-  livePush(context: EmulatorContext, name: string): Promise<PushRecord | null> {
+  livePush(context: RuntimeContext, name: string): Promise<PushRecord | null> {
     let push = this.livePushes.get(name);
     if (!push) {
       push = findPush(context.db, name);
