@@ -20,6 +20,13 @@ const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
  * Content-Length check has at most the multipart overhead left when its file crosses the limit.
  */
 const DISCARD_BEFORE_CANCEL_BYTES = 2 * MULTIPART_OVERHEAD_BYTES;
+/**
+ * How much of the file the spool may hold in memory before the parser waits for the disk. With
+ * the stream default (16 KB) every socket chunk waited for its own write; a larger buffer lets
+ * the parser run ahead and the spool write what queued up in one `writev` (bench/upload.ts: from
+ * about 45 % to 70-90 % of a plain Node server's MB/s). Memory per upload stays bounded by it.
+ */
+const SPOOL_BUFFER_BYTES = 1024 * 1024;
 
 export interface ReceiveOptions {
   /** Name of the multipart field that carries the file. */
@@ -141,7 +148,7 @@ async function parseForm(form: FormSource, options: ReceiveOptions, spoolPath: s
       }
       fileStream = stream;
       stream.on("limit", () => reject(new UploadTooLargeError(options.maxFileBytes)));
-      const spool = fs.createWriteStream(spoolPath);
+      const spool = fs.createWriteStream(spoolPath, { highWaterMark: SPOOL_BUFFER_BYTES });
       sink = spool;
       let diskFailed = false;
       spool.on("error", () => (diskFailed = true));
