@@ -5,9 +5,10 @@ import { announceSignInLink } from "@/lib/session/announce";
 import { isAppError } from "@/lib/errors";
 import { installServerFastPaths } from "@/lib/fast-paths";
 import { currentInstance } from "@/lib/instance";
+import { handBackBackendDevServers, startBackendDevServerLeaseCheck } from "@/lib/cloud/backend-dev-server-leases";
 import { log } from "@/lib/log";
-import { resetProcessSingletons } from "@/lib/singletons";
 import { getCommandHost } from "@/lib/sandbox";
+import { registerDrainStep, shutDown } from "@/lib/shutdown";
 import { getStore, prepareStore, type Sql } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
 import { resumeDevServers } from "./resume";
@@ -84,10 +85,20 @@ export async function startServer(): Promise<void> {
   if (config.BACKEND_PROVIDER === "local") await startEmulator(config);
   // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
   if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
-  // Stops the heartbeat and closes the emulator's listeners, the browser and, last, the store.
-  const shutdown = () => void resetProcessSingletons().finally(() => process.exit(0));
+  registerDrainStep("hand back the backend dev server leases", () => handBackBackendDevServers(db));
+  // Drains requests, runs the drain steps, then stops the heartbeat and closes the emulator's
+  // listeners, the browser and, last, the store.
+  const shutdown = () => {
+    log.info("shutting down");
+    void shutDown({ drainMs: config.SHUTDOWN_DRAIN_MS })
+      .catch((error: unknown) => log.error("shutdown failed", { error }))
+      .finally(() => process.exit(0));
+  };
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);
-  // Not awaited: health answers at once while the previews come back.
-  void resumeDevServers(db).catch((error: unknown) => log.error("resuming dev servers failed", { error }));
+  // Not awaited: health answers at once while the previews come back. The lease check starts
+  // after them, so a server this instance's previous boot owned is not both resumed and taken over.
+  void resumeDevServers(db)
+    .catch((error: unknown) => log.error("resuming dev servers failed", { error }))
+    .finally(() => startBackendDevServerLeaseCheck(db));
 }
