@@ -19,7 +19,7 @@ export function registerDrainStep(name: string, run: DrainStep): void {
 }
 
 /** Where scripts/server.mjs publishes its HTTP server, so the shutdown can drain it. */
-const HTTP_SERVER_KEY = Symbol.for("cloud-backend-service.httpServer");
+export const HTTP_SERVER_KEY = Symbol.for("cloud-backend-service.httpServer");
 
 /** The custom server's listener (scripts/server.mjs); none under `next dev` or in tests. */
 export const publishedHttpServer = (): http.Server | undefined =>
