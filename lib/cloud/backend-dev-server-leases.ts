@@ -34,7 +34,7 @@ async function reattach(lease: DevServerLease, owner: InstanceIdentity, db: Sql,
     return null;
   }
   const sandbox = await (options.provider ?? getSandboxProvider()).connect(lease.sandboxId);
-  if (lease.pid !== null && (await connectBackendDevServer(sandbox, lease.projectId, lease.pid, options))) return "connected";
+  if (await connectBackendDevServer(sandbox, lease.projectId, lease.pid, options)) return "connected";
   const backend = { adminKey: credentials.adminKey, deploymentUrl: credentials.deploymentUrl, realtime: options.realtime };
   return (await startBackendDevServer(sandbox, lease.projectId, backend)) ? "restarted" : null;
 }

@@ -21,7 +21,6 @@ import {
   deleteDevServerLeaseOfSandbox,
   dropDevServerLease,
   getDevServerLease,
-  setDevServerLeasePid,
   takeDevServerLease,
 } from "@/lib/store/dev-server-leases";
 import type { InstanceIdentity } from "@/lib/store/instances";
@@ -151,7 +150,6 @@ export async function startBackendDevServer(
     const db = await getStore();
     const owner = await currentInstance(db);
     await stopBackendDevServer(sandbox);
-    await takeDevServerLease(db, { projectId, sandboxId: sandbox.sandboxId, owner });
     if (!config.BACKEND_DEV_COMMAND && config.BACKEND_PROVIDER === "local") await installLocalWatcher(sandbox);
     const handle = await sandbox.commands.run(command, {
       background: true,
@@ -166,8 +164,10 @@ export async function startBackendDevServer(
       onStdout: (line) => reporter.write(line),
       onStderr: (line) => reporter.write(line),
     });
+    // Taken once the server runs (a failed start leaves no lease), before tracking it (a server
+    // that ended already drops it).
+    await takeDevServerLease(db, { projectId, sandboxId: sandbox.sandboxId, owner, pid: handle.pid });
     track(sandbox, projectId, owner, handle, reporter);
-    await setDevServerLeasePid(db, projectId, owner, handle.pid);
     return true;
   } catch (error) {
     await reporter.close();

@@ -8,8 +8,8 @@ export interface DevServerLease {
   /** Null once its owner handed it back (shutdown): anyone may take it at once. */
   ownerInstanceId: string | null;
   ownerBootId: string | null;
-  /** The server's process in the sandbox; null until it started. */
-  pid: number | null;
+  /** The server's process in the sandbox. */
+  pid: number;
 }
 
 interface LeaseRow {
@@ -17,7 +17,7 @@ interface LeaseRow {
   sandbox_id: string;
   owner_instance_id: string | null;
   owner_boot_id: string | null;
-  pid: number | null;
+  pid: number;
 }
 
 const toLease = (row: LeaseRow): DevServerLease => ({
@@ -31,29 +31,19 @@ const toLease = (row: LeaseRow): DevServerLease => ({
 /** A lease nobody alive holds: handed back, or its owner boot died or restarted. */
 const ORPHANED = `(l.owner_instance_id is null or not ${isBootAliveSql("l.owner_instance_id", "l.owner_boot_id")})`;
 
-/** Takes the lease of a project's backend dev server for `owner`, whoever held it: a (re)start. */
+/** Takes the lease of a project's backend dev server, started as `pid`, for `owner`, whoever held it. */
 export async function takeDevServerLease(
   db: SqlExecutor,
-  lease: { projectId: string; sandboxId: string; owner: InstanceIdentity },
+  lease: { projectId: string; sandboxId: string; owner: InstanceIdentity; pid: number },
 ): Promise<void> {
   await db.query(
     `insert into backend_dev_server_leases (project_id, sandbox_id, owner_instance_id, owner_boot_id, pid)
-     values ($1, $2, $3, $4, null)
+     values ($1, $2, $3, $4, $5)
      on conflict (project_id) do update
        set sandbox_id = excluded.sandbox_id, owner_instance_id = excluded.owner_instance_id,
-           owner_boot_id = excluded.owner_boot_id, pid = null, updated_at = now()`,
-    [lease.projectId, lease.sandboxId, lease.owner.instanceId, lease.owner.bootId],
+           owner_boot_id = excluded.owner_boot_id, pid = excluded.pid, updated_at = now()`,
+    [lease.projectId, lease.sandboxId, lease.owner.instanceId, lease.owner.bootId, lease.pid],
   );
-}
-
-/** Records the started server's pid, while `owner` still holds the lease. */
-export async function setDevServerLeasePid(db: SqlExecutor, projectId: string, owner: InstanceIdentity, pid: number): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `update backend_dev_server_leases set pid = $4, updated_at = now()
-      where project_id = $1 and owner_instance_id = $2 and owner_boot_id = $3`,
-    [projectId, owner.instanceId, owner.bootId, pid],
-  );
-  return rowCount > 0;
 }
 
 /** The lease of a project, with whether a live instance boot holds it. */
@@ -100,10 +90,10 @@ export async function releaseDevServerLeases(db: SqlExecutor, owner: InstanceIde
 }
 
 /** Drops the lease of a server that ended, unless another owner or a newer server has it since. */
-export async function dropDevServerLease(db: SqlExecutor, projectId: string, owner: InstanceIdentity, pid: number | null): Promise<void> {
+export async function dropDevServerLease(db: SqlExecutor, projectId: string, owner: InstanceIdentity, pid: number): Promise<void> {
   await db.query(
     `delete from backend_dev_server_leases
-      where project_id = $1 and owner_instance_id = $2 and owner_boot_id = $3 and pid is not distinct from $4`,
+      where project_id = $1 and owner_instance_id = $2 and owner_boot_id = $3 and pid = $4`,
     [projectId, owner.instanceId, owner.bootId, pid],
   );
 }

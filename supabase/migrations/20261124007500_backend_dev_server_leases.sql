@@ -7,7 +7,7 @@ create table if not exists backend_dev_server_leases (
   sandbox_id text not null,
   owner_instance_id text,
   owner_boot_id uuid,
-  -- The server's process in the sandbox, once started.
-  pid integer,
+  -- The server's process in the sandbox.
+  pid integer not null,
   updated_at timestamptz not null default now()
 );

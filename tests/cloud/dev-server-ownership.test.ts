@@ -155,9 +155,9 @@ describeWithPostgres("backend dev server ownership across two instances on one P
     const killedAt = Date.now();
     a.child.kill("SIGKILL");
     await a.exited;
-    await waitFor("B to hold the lease with a started server", 60_000, async () => {
+    await waitFor("B to hold the lease of a started server", 60_000, async () => {
       const now = await lease();
-      return now?.ownerInstanceId === INSTANCE_B && now.held && now.pid !== null;
+      return now?.ownerInstanceId === INSTANCE_B && now.held;
     });
     const reattachMs = Date.now() - killedAt;
     const { INSTANCE_HEARTBEAT_MS, BACKEND_DEV_LEASE_CHECK_MS } = getConfig();
@@ -168,7 +168,7 @@ describeWithPostgres("backend dev server ownership across two instances on one P
     await control.waitForAdminKeys(2, 30_000);
 
     // A's server died with A (its command host), so only B's reads the next trigger.
-    await waitFor("A's dev server to end", 30_000, async () => !(await isProcessAlive(before.pid!)));
+    await waitFor("A's dev server to end", 30_000, async () => !(await isProcessAlive(before.pid)));
     const text = `Error: scanned on B ${crypto.randomUUID()}`;
     control.triggerError(text);
     await notificationOnB(text);
