@@ -1,22 +1,30 @@
 import type http from "node:http";
 import { log } from "@/lib/log";
-import { resetProcessSingletons } from "@/lib/singletons";
+import { processSingleton, resetProcessSingletons } from "@/lib/singletons";
 
 /** Work done at shutdown once requests are drained: hand leases back, stop taking jobs. */
 export type DrainStep = () => Promise<unknown>;
 
-interface DrainSteps {
+interface ShutdownState {
   steps: { name: string; run: DrainStep }[];
+  /** Aborted when the shutdown starts. */
+  started: AbortController;
 }
 
-// On globalThis, not a module variable: Next.js loads instrumentation and routes in bundles of
+// A process singleton (on globalThis): Next.js loads instrumentation and routes in bundles of
 // their own, and a step registered by any of them must run.
-const registry = () => ((globalThis as typeof globalThis & { __drainSteps?: DrainSteps }).__drainSteps ??= { steps: [] });
+const state = () => processSingleton<ShutdownState>("shutdown", () => ({ steps: [], started: new AbortController() }));
 
 /** Adds a step to the shutdown sequence; steps run in registration order. */
 export function registerDrainStep(name: string, run: DrainStep): void {
-  registry().steps.push({ name, run });
+  state().steps.push({ name, run });
 }
+
+/**
+ * Aborted when the shutdown starts. Responses that never end by themselves (SSE streams) end
+ * then, so they do not hold the drain; their clients reconnect, to another instance.
+ */
+export const shutdownSignal = (): AbortSignal => state().started.signal;
 
 /** Where scripts/server.mjs publishes its HTTP server, so the shutdown can drain it. */
 export const HTTP_SERVER_KEY = Symbol.for("cloud-backend-service.httpServer");
@@ -52,14 +60,16 @@ export interface ShutdownOptions {
 }
 
 /**
- * The graceful shutdown (SIGTERM, SIGINT): stop accepting connections, let in-flight requests
- * finish (bounded by `drainMs`), run the registered drain steps in order (a failing one is logged,
+ * The graceful shutdown (SIGTERM, SIGINT): stop accepting connections, end the streams that
+ * follow {@link shutdownSignal}, let in-flight requests finish (bounded by `drainMs`), run the registered drain steps in order (a failing one is logged,
  * the others still run), then close every process singleton, the store last. The caller exits.
  */
 export async function shutDown(options: ShutdownOptions): Promise<void> {
   const server = options.server ?? publishedHttpServer();
+  const { steps, started } = state();
+  started.abort();
   if (server) await drainRequests(server, options.drainMs);
-  for (const step of registry().steps.splice(0)) {
+  for (const step of steps.splice(0)) {
     await step.run().catch((error: unknown) => log.error("shutdown step failed", { step: step.name, error }));
   }
   await resetProcessSingletons();

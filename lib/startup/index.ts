@@ -50,9 +50,11 @@ async function openStoreOrExit(): Promise<Sql> {
  * initialised in a child process first) and migrate the store
  * (refused while another process holds its embedded database), register this boot of the
  * instance (so runs its previous boot left are taken over at once), seed the demo on first
- * start, start the local emulator and the app toolchain install, close on shutdown, and hand the
- * custom server its fast paths (blob reads, uploads). Then, in the background, resume the dev servers of every
- * project that served a preview.
+ * start, start the local emulator and the app toolchain install, shut down gracefully at
+ * SIGTERM/SIGINT (lib/shutdown: drain requests, hand the dev-server leases back, close), and hand
+ * the custom server its fast paths (blob reads, uploads). Then, in the background, resume the dev
+ * servers of every project that served a preview, and from then on take over the backend dev
+ * servers of instances that died (lib/cloud/backend-dev-server-leases.ts).
  */
 export async function startServer(): Promise<void> {
   const config = getConfig();
@@ -88,14 +90,18 @@ export async function startServer(): Promise<void> {
   registerDrainStep("hand back the backend dev server leases", () => handBackBackendDevServers(db));
   // Drains requests, runs the drain steps, then stops the heartbeat and closes the emulator's
   // listeners, the browser and, last, the store.
-  const shutdown = () => {
-    log.info("shutting down");
+  let shuttingDown = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    // Once: Ctrl-C signals both scripts/start.mjs and this process, and start.mjs forwards it.
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log.info("shutting down", { signal });
     void shutDown({ drainMs: config.SHUTDOWN_DRAIN_MS })
       .catch((error: unknown) => log.error("shutdown failed", { error }))
       .finally(() => process.exit(0));
   };
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
   // Not awaited: health answers at once while the previews come back. The lease check starts
   // after them, so a server this instance's previous boot owned is not both resumed and taken over.
   void resumeDevServers(db)

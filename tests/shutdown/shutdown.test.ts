@@ -1,8 +1,13 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { GET as errorStreamRoute } from "@/app/api/projects/[id]/errors/stream/route";
 import { processSingleton } from "@/lib/singletons";
 import { registerDrainStep, shutDown } from "@/lib/shutdown";
+import { getStore } from "@/lib/store";
+import { insertProject } from "@/lib/store/projects";
+import { createTestUser } from "../helpers/users";
+import { SseReader } from "../realtime/sse-client";
 
 /** A listener whose requests are answered only when the test says so; `arrived` settles at the first. */
 async function startHeldServer() {
@@ -54,5 +59,19 @@ describe("graceful shutdown", () => {
     expect(await inFlight).toBe("connection closed");
     expect(steps).toEqual(["ran"]);
     expect(server.listening).toBe(false);
+  });
+
+  it("ends the dashboard's error streams when it starts, so they do not hold the drain", async () => {
+    const db = await getStore();
+    const owner = await createTestUser(db, "Owner");
+    const project = await insertProject(db, { ownerId: owner.user.id, name: "Chat app" });
+    const response = await errorStreamRoute(new Request(`http://localhost/api/projects/${project.id}/errors/stream`, { headers: owner.headers }), {
+      params: Promise.resolve({ id: project.id }),
+    });
+    const reader = new SseReader(response.body!);
+    expect((await reader.next())?.comments).toEqual(["connected"]);
+
+    await shutDown({ drainMs: 60_000 });
+    expect(await reader.rest()).toEqual([]);
   });
 });
