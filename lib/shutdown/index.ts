@@ -42,6 +42,12 @@ async function drainRequests(server: http.Server, drainMs: number): Promise<void
   if (!server.listening) return;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  // close() leaves the keep-alive connections that were busy serving, and Node goes on serving
+  // them: each closes right after its next answer.
+  server.keepAliveTimeout = 1;
+  server.prependListener("request", (_request, response: http.ServerResponse) => {
+    response.shouldKeepAlive = false;
+  });
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), drainMs)));
   if ((await Promise.race([closed, bound])) === "timeout") {

@@ -181,12 +181,16 @@ describeWithPostgres("backend dev server ownership across two instances on one P
 
     const release = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cbs-held-")), "release");
     const held = fetch(`${a.baseUrl}/test/held?release=${encodeURIComponent(release)}`);
+    held.catch(() => undefined); // awaited below; a failure before then must not go unhandled
     await waitFor("the held request to reach A", 30_000, async () => fs.existsSync(`${release}.held`));
 
     a.child.kill("SIGTERM");
     // New connections are refused while the held request still runs.
-    await waitFor("A to stop accepting connections", 30_000, () =>
-      fetch(`${a.baseUrl}/api/backend/status?projectId=${project.id}`, { headers: owner.headers }).then(() => false, () => true),
+    await waitFor("A to refuse connections", 30_000, () =>
+      fetch(`${a.baseUrl}/api/backend/status?projectId=${project.id}`, { headers: owner.headers }).then(
+        () => false,
+        (error: Error) => (error.cause as NodeJS.ErrnoException | undefined)?.code === "ECONNREFUSED",
+      ),
     );
     expect(fs.existsSync(release)).toBe(false);
     fs.writeFileSync(release, "");
