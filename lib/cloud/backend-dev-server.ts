@@ -16,6 +16,7 @@ import {
   type CommandHandle,
   type Sandbox,
 } from "@/lib/sandbox";
+import { shutdownSignal } from "@/lib/shutdown";
 import { getStore } from "@/lib/store";
 import {
   deleteDevServerLeaseOfSandbox,
@@ -81,6 +82,9 @@ function track(sandbox: Sandbox, projectId: string, owner: InstanceIdentity, han
   const ended = async () => {
     if (attached().get(sandbox.sandboxId)?.handle === handle) attached().delete(sandbox.sandboxId);
     await reporter.close();
+    // A server that ended with this process (a signal to its whole process group also ends the
+    // local command host) is left for the next owner, who restarts it.
+    if (shutdownSignal().aborted) return;
     // Guarded by owner and pid: a lease handed back or taken by a newer server stays.
     await dropDevServerLease(await getStore(), projectId, owner, handle.pid).catch((error: unknown) =>
       log.warn("dropping the lease of an ended backend dev server failed", { projectId, error }),
