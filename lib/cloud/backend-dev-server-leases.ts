@@ -70,20 +70,31 @@ export async function reattachOrphanedBackendDevServers(db: Sql, options: LeaseC
 
 const LEASE_CHECK = "backendDevServerLeaseCheck";
 
+interface LeaseCheck {
+  timer?: NodeJS.Timeout;
+  /** The pass under way, if any. */
+  pass?: Promise<void>;
+  stopped: boolean;
+}
+
 /**
  * Runs {@link reattachOrphanedBackendDevServers} every BACKEND_DEV_LEASE_CHECK_MS until the
- * process singletons are reset (shutdown). A pass never overlaps the previous one.
+ * process singletons are reset (shutdown), which waits for the pass under way. A pass never
+ * overlaps the previous one.
  */
 export function startBackendDevServerLeaseCheck(db: Sql, options: LeaseCheckOptions = {}): void {
   processSingleton(
     LEASE_CHECK,
     () => {
-      const check = { timer: undefined as NodeJS.Timeout | undefined, stopped: false };
+      const check: LeaseCheck = { stopped: false };
       const schedule = () => {
         if (check.stopped) return;
         check.timer = setTimeout(() => {
-          reattachOrphanedBackendDevServers(db, options)
-            .catch((error: unknown) => log.warn("backend dev server lease check failed", { error }))
+          check.pass = reattachOrphanedBackendDevServers(db, options)
+            .then(
+              () => undefined,
+              (error: unknown) => log.warn("backend dev server lease check failed", { error }),
+            )
             .finally(schedule);
         }, getConfig().BACKEND_DEV_LEASE_CHECK_MS);
         check.timer.unref();
@@ -92,18 +103,20 @@ export function startBackendDevServerLeaseCheck(db: Sql, options: LeaseCheckOpti
       return check;
     },
     {
-      close: (check) => {
+      close: async (check) => {
         check.stopped = true;
         clearTimeout(check.timer);
+        await check.pass;
       },
     },
   );
 }
 
 /**
- * Shutdown: stops taking leases, hands back every one this instance holds (another instance
- * takes them at its next check, without waiting for this one's heartbeat to expire), then stops
- * reading the servers' output. Resolves with how many leases were handed back.
+ * Shutdown: stops taking leases (once the pass under way ended), hands back every one this
+ * instance holds (another instance takes them at its next check, without waiting for this one's
+ * heartbeat to expire), then stops reading the servers' output. Resolves with how many leases
+ * were handed back.
  */
 export async function handBackBackendDevServers(db: Sql): Promise<number> {
   await resetProcessSingleton(LEASE_CHECK);

@@ -67,8 +67,9 @@ export interface ShutdownOptions {
 
 /**
  * The graceful shutdown (SIGTERM, SIGINT): stop accepting connections, end the streams that
- * follow {@link shutdownSignal}, let in-flight requests finish (bounded by `drainMs`), run the registered drain steps in order (a failing one is logged,
- * the others still run), then close every process singleton, the store last. The caller exits.
+ * follow {@link shutdownSignal}, let in-flight requests finish (bounded by `drainMs`), run the
+ * registered drain steps in order (a failing one is logged, the others still run), then close
+ * every process singleton, the store last. The caller exits.
  */
 export async function shutDown(options: ShutdownOptions): Promise<void> {
   const server = options.server ?? publishedHttpServer();
