@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -17,6 +16,7 @@ import { getDevServerLease } from "@/lib/store/dev-server-leases";
 import { insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 import { createDevServerControl } from "../e2e/dev-server-control";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
+import { startServiceInstance, type ServiceInstance } from "../helpers/service-instances";
 import { createTestUser } from "../helpers/users";
 import { SseReader } from "../realtime/sse-client";
 
@@ -25,16 +25,8 @@ import { SseReader } from "../realtime/sse-client";
 // handlers) on the same PostgreSQL and DATA_DIR (local sandboxes, secrets key). The backend dev
 // server is the controllable stand-in of the browser tests.
 
-const SERVICE_INSTANCE = path.join(process.cwd(), "tests", "helpers", "service-instance.ts");
 const INSTANCE_A = "instance-a";
 const INSTANCE_B = "instance-b";
-
-interface RunningInstance {
-  child: ChildProcess;
-  baseUrl: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
 
 /** Polls `check` every 100 ms until it holds; answers how long that took. */
 async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<number> {
@@ -53,31 +45,15 @@ describeWithPostgres("backend dev server ownership across two instances on one P
   let project: Project;
   let control: ReturnType<typeof createDevServerControl>;
   let stream: { reader: SseReader; abort: AbortController };
-  const instances: RunningInstance[] = [];
+  const instances: ServiceInstance[] = [];
 
-  async function startInstanceA(env: Record<string, string> = {}): Promise<RunningInstance> {
-    const child = spawn(process.execPath, ["--import", "tsx", SERVICE_INSTANCE], {
-      env: { ...process.env, INSTANCE_ID: INSTANCE_A, LOG_LEVEL: "info", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const baseUrl = await new Promise<string>((resolve, reject) => {
-      const collect = (chunk: Buffer) => {
-        output += chunk.toString();
-        const ready = /READY (\S+)/.exec(output);
-        if (ready) resolve(ready[1]);
-      };
-      child.stdout!.on("data", collect);
-      child.stderr!.on("data", collect);
-      void exited.then((code) => reject(new Error(`Instance A exited (${code}) before it served:\n${output}`)));
-    });
-    const instance = { child, baseUrl, output: () => output, exited };
+  async function startInstanceA(env: Record<string, string> = {}): Promise<ServiceInstance> {
+    const instance = await startServiceInstance({ INSTANCE_ID: INSTANCE_A, LOG_LEVEL: "info", ...env });
     instances.push(instance);
     return instance;
   }
 
-  const post = (instance: RunningInstance, pathname: string, body: object) =>
+  const post = (instance: ServiceInstance, pathname: string, body: object) =>
     fetch(`${instance.baseUrl}${pathname}`, {
       method: "POST",
       headers: { ...owner.headers, "content-type": "application/json" },
