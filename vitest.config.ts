@@ -46,6 +46,7 @@ const UNIT_TESTS = [
   "tests/sandbox/local-contract.test.ts",
   "tests/sandbox/local-paths.test.ts",
   "tests/secrets.test.ts",
+  "tests/shutdown/shutdown.test.ts",
   "tests/store/pglite.test.ts",
   "tests/updates/protocol.test.ts",
 ];

@@ -17,7 +17,7 @@ process.env.DATA_DIR = dataDir;
 process.env.LOG_LEVEL = "silent";
 process.env.SEED_DEMO = "false";
 
-const { createThrowawayDatabase } = await import("../tests/helpers/postgres");
+const { createThrowawayDatabase } = await import("../tests/helpers/throwaway-database");
 const { outcomeOf, startCrashWorker } = await import("../tests/helpers/crash-workers");
 const { startEmulatorServer } = await import("@/lib/emulator/server");
 const { getConfig, reloadConfig } = await import("@/lib/config");

@@ -1,12 +1,14 @@
 // The production server `npm start` runs: Next.js's request handler behind a plain Node listener
 // (Next's documented custom-server pattern), so hot paths can be answered without it. The app
-// installs those paths at start (lib/blob/fast-path.ts) under a global this file only reads.
+// installs those paths at start (lib/blob/fast-path.ts) under a global this file only reads, and
+// finds the listener under another global to drain it at SIGTERM/SIGINT (lib/shutdown).
 import http from "node:http";
 import path from "node:path";
 import next from "next";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const FAST_PATH_KEY = Symbol.for("cloud-backend-service.fastPath");
+const HTTP_SERVER_KEY = Symbol.for("cloud-backend-service.httpServer");
 
 process.env.NODE_ENV ||= "production";
 const port = Number(process.env.PORT || 3000);
@@ -21,4 +23,5 @@ const server = http.createServer((request, response) => {
   void handle(request, response);
 });
 server.on("upgrade", app.getUpgradeHandler());
+globalThis[HTTP_SERVER_KEY] = server;
 server.listen(port, () => console.log(`  Ready on port ${port}`));

@@ -82,4 +82,5 @@ if (isStale()) {
 
 const server = spawn(process.execPath, [path.join(root, "scripts", "server.mjs")], { cwd: root, stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
-server.on("exit", (code) => process.exit(code ?? 0));
+// A server ended by a signal (not by its own graceful shutdown) is a failure.
+server.on("exit", (code) => process.exit(code ?? 1));

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "@/lib/config";
-import { createErrorReporter } from "@/lib/devlog";
+import { createErrorReporter, type ErrorReporter } from "@/lib/devlog";
+import { currentInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { registerSecret } from "@/lib/log/redact";
 import { processSingleton } from "@/lib/singletons";
@@ -15,6 +16,15 @@ import {
   type CommandHandle,
   type Sandbox,
 } from "@/lib/sandbox";
+import { shutdownSignal } from "@/lib/shutdown";
+import { getStore } from "@/lib/store";
+import {
+  deleteDevServerLeaseOfSandbox,
+  dropDevServerLease,
+  getDevServerLease,
+  takeDevServerLease,
+} from "@/lib/store/dev-server-leases";
+import type { InstanceIdentity } from "@/lib/store/instances";
 
 export const BACKEND_DEV_SERVER_ROLE = "backend-dev-server";
 
@@ -42,18 +52,64 @@ export interface BackendDevServerOptions {
   groupDelayMs?: number;
 }
 
-// Sandboxes whose backend dev server this process started and still reads output from. After a
-// service restart or a reconnect the output stream is lost: such a server must be restarted.
+// Sandboxes whose backend dev server this process started (or connected to) and reads output
+// from; it holds their lease (lib/store/dev-server-leases.ts). After a service restart or a
+// reconnect the output stream is lost: such a server must be restarted, or on E2B connected to.
 interface AttachedServer {
+  sandbox: Sandbox;
   handle: CommandHandle;
+  reporter: ErrorReporter;
   /** Settles once the server ended and its last buffered errors were published. */
   reported: Promise<void>;
 }
 const attached = () => processSingleton("attachedBackendDevServers", () => new Map<string, AttachedServer>());
 
-/** Whether this process is reading the backend dev server's output of a sandbox. */
-export function isBackendDevServerAttached(sandbox: Sandbox): boolean {
-  return attached().has(sandbox.sandboxId);
+/**
+ * Whether some live instance reads the output of the backend dev server of a sandbox: this
+ * process, or the live holder of the project's lease.
+ */
+export async function isBackendDevServerAttached(sandbox: Sandbox, projectId: string): Promise<boolean> {
+  if (attached().has(sandbox.sandboxId)) return true;
+  const lease = await getDevServerLease(await getStore(), projectId);
+  return lease?.held === true && lease.sandboxId === sandbox.sandboxId;
+}
+
+const createReporter = (projectId: string, options: Pick<BackendDevServerOptions, "realtime" | "groupDelayMs">) =>
+  createErrorReporter({ projectId, source: "backend-dev", realtime: options.realtime, groupDelayMs: options.groupDelayMs });
+
+/** Tracks a server whose output `reporter` scans; when it ends, flushes and drops its lease. */
+function track(sandbox: Sandbox, projectId: string, owner: InstanceIdentity, handle: CommandHandle, reporter: ErrorReporter): void {
+  const ended = async () => {
+    if (attached().get(sandbox.sandboxId)?.handle === handle) attached().delete(sandbox.sandboxId);
+    await reporter.close();
+    // A server that ended with this process (a signal to its whole process group also ends the
+    // local command host) is left for the next owner, who restarts it.
+    if (shutdownSignal().aborted) return;
+    // Guarded by owner and pid: a lease handed back or taken by a newer server stays.
+    await dropDevServerLease(await getStore(), projectId, owner, handle.pid).catch((error: unknown) =>
+      log.warn("dropping the lease of an ended backend dev server failed", { projectId, error }),
+    );
+  };
+  attached().set(sandbox.sandboxId, { sandbox, handle, reporter, reported: handle.wait().then(ended, ended) });
+}
+
+/**
+ * Stops reading every attached server's output (shutdown, after the leases were handed back):
+ * E2B servers keep running for the next owner to connect to; the others end with this process
+ * anyway, so they are stopped now and the next owner restarts them at once. Resolves once their
+ * buffered errors were published.
+ */
+export async function detachBackendDevServers(): Promise<void> {
+  const servers = [...attached()];
+  attached().clear();
+  await Promise.all(
+    servers.map(async ([, { sandbox, handle, reporter }]) => {
+      await (sandbox.commands.connect ? handle.disconnect() : handle.kill()).catch((error: unknown) =>
+        log.warn("detaching a backend dev server failed", { sandboxId: sandbox.sandboxId, error }),
+      );
+      await reporter.close();
+    }),
+  );
 }
 
 async function installLocalWatcher(sandbox: Sandbox): Promise<void> {
@@ -71,6 +127,8 @@ export async function isBackendDevServerRunning(sandbox: Sandbox): Promise<boole
  */
 export async function stopBackendDevServer(sandbox: Sandbox): Promise<boolean> {
   const server = attached().get(sandbox.sandboxId);
+  // First, so no instance brings it back.
+  await deleteDevServerLeaseOfSandbox(await getStore(), sandbox.sandboxId);
   const stopped = (await stopProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)) > 0;
   await server?.reported;
   return stopped;
@@ -91,13 +149,10 @@ export async function startBackendDevServer(
   const config = getConfig();
   registerSecret(options.adminKey);
   const command = config.BACKEND_DEV_COMMAND ?? DEFAULT_COMMANDS[config.BACKEND_PROVIDER];
-  const reporter = createErrorReporter({
-    projectId,
-    source: "backend-dev",
-    realtime: options.realtime,
-    groupDelayMs: options.groupDelayMs,
-  });
+  const reporter = createReporter(projectId, options);
   try {
+    const db = await getStore();
+    const owner = await currentInstance(db);
     await stopBackendDevServer(sandbox);
     if (!config.BACKEND_DEV_COMMAND && config.BACKEND_PROVIDER === "local") await installLocalWatcher(sandbox);
     const handle = await sandbox.commands.run(command, {
@@ -113,16 +168,39 @@ export async function startBackendDevServer(
       onStdout: (line) => reporter.write(line),
       onStderr: (line) => reporter.write(line),
     });
-    // Flush what is buffered when the server ends, whatever the reason.
-    const ended = async () => {
-      if (attached().get(sandbox.sandboxId)?.handle === handle) attached().delete(sandbox.sandboxId);
-      await reporter.close();
-    };
-    attached().set(sandbox.sandboxId, { handle, reported: handle.wait().then(ended, ended) });
+    // Taken once the server runs (a failed start leaves no lease), before tracking it (a server
+    // that ended already drops it).
+    await takeDevServerLease(db, { projectId, sandboxId: sandbox.sandboxId, owner, pid: handle.pid });
+    track(sandbox, projectId, owner, handle, reporter);
     return true;
   } catch (error) {
     await reporter.close();
     log.warn("backend dev server did not start", { projectId, error });
+    return false;
+  }
+}
+
+/**
+ * Reads the output of a backend dev server another instance started, from now on (E2B: the
+ * process outlives the instance that started it). The caller holds the project's lease. False
+ * when the driver cannot connect to commands or no backend dev server runs as `pid`.
+ */
+export async function connectBackendDevServer(
+  sandbox: Sandbox,
+  projectId: string,
+  pid: number,
+  options: Pick<BackendDevServerOptions, "realtime" | "groupDelayMs"> = {},
+): Promise<boolean> {
+  const connect = sandbox.commands.connect?.bind(sandbox.commands);
+  if (!connect || !(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).some((info) => info.pid === pid)) return false;
+  const reporter = createReporter(projectId, options);
+  try {
+    const handle = await connect(pid, { onStdout: (line) => reporter.write(line), onStderr: (line) => reporter.write(line) });
+    track(sandbox, projectId, await currentInstance(await getStore()), handle, reporter);
+    return true;
+  } catch (error) {
+    await reporter.close();
+    log.warn("connecting to the backend dev server failed", { projectId, error });
     return false;
   }
 }

@@ -28,12 +28,12 @@ export function writeBackendUrl(sandbox: Sandbox, credentials: Pick<BackendCrede
 }
 
 /**
- * Brings a connected project's backend dev server back when nobody in this process reads its
- * output (service restart, reconnect after a pause): it is restarted attached to the scanner.
+ * Brings a connected project's backend dev server back when no live instance reads its output
+ * (service restart, reconnect after a pause): it is restarted attached to the scanner.
  * Returns whether a backend dev server runs afterwards.
  */
 export async function ensureBackendDevServer(sandbox: Sandbox, projectId: string, credentials: BackendCredentials): Promise<boolean> {
-  if (isBackendDevServerAttached(sandbox) && (await isBackendDevServerRunning(sandbox))) return true;
+  if ((await isBackendDevServerAttached(sandbox, projectId)) && (await isBackendDevServerRunning(sandbox))) return true;
   return startBackendDevServer(sandbox, projectId, { adminKey: credentials.adminKey, deploymentUrl: credentials.deploymentUrl });
 }
 

@@ -74,6 +74,13 @@ const envSchema = z.object({
   INSTANCE_HEARTBEAT_MS: integer(2_000, 100),
   PROVISIONING_LEASE_MS: integer(300_000, 1_000),
   PROVISIONING_WAIT_MS: integer(60_000, 0),
+  /**
+   * How often every instance looks for backend dev servers whose owner died or shut down, and
+   * takes them over: with the heartbeat, bounds how long a dead owner's server goes unread.
+   */
+  BACKEND_DEV_LEASE_CHECK_MS: integer(2_000, 100),
+  /** At SIGTERM/SIGINT, how long in-flight requests may run before their connections are closed. */
+  SHUTDOWN_DRAIN_MS: integer(10_000, 0),
 
   // Blob storage
   BLOB_DRIVER: z.enum(["fs", "vercel", "s3"]).default("fs"),

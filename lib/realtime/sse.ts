@@ -26,7 +26,7 @@ export interface SseSource {
 
 export interface SseResponseOptions {
   source: SseSource;
-  /** Aborted when the client disconnects (the request's signal). */
+  /** Ends the stream when aborted: the client disconnected (the request's signal), the service shuts down. */
   signal: AbortSignal;
   /** The client's `Last-Event-ID` header: stored events after it are sent first. */
   lastEventId?: string | null;

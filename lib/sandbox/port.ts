@@ -138,6 +138,12 @@ export interface SandboxCommands {
   list(): Promise<ProcessInfo[]>;
   /** Kills a command (SIGKILL) with its process group; `false` when no such command runs. */
   kill(pid: number): Promise<boolean>;
+  /**
+   * Attaches to a background command started by another connection (another app instance),
+   * delivering its output from now on. Only drivers whose commands outlive the process that
+   * started them have it (E2B); a local sandbox's commands end with their server.
+   */
+  connect?(pid: number, options: Pick<CommandStartOptions, "onStdout" | "onStderr">): Promise<CommandHandle>;
 }
 
 export interface Sandbox {

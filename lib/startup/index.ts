@@ -5,9 +5,10 @@ import { announceSignInLink } from "@/lib/session/announce";
 import { isAppError } from "@/lib/errors";
 import { installServerFastPaths } from "@/lib/fast-paths";
 import { currentInstance } from "@/lib/instance";
+import { handBackBackendDevServers, startBackendDevServerLeaseCheck } from "@/lib/cloud/backend-dev-server-leases";
 import { log } from "@/lib/log";
-import { resetProcessSingletons } from "@/lib/singletons";
 import { getCommandHost } from "@/lib/sandbox";
+import { registerDrainStep, shutDown } from "@/lib/shutdown";
 import { getStore, prepareStore, type Sql } from "@/lib/store";
 import { warmUpAppToolchain } from "@/lib/toolchain";
 import { resumeDevServers } from "./resume";
@@ -49,9 +50,11 @@ async function openStoreOrExit(): Promise<Sql> {
  * initialised in a child process first) and migrate the store
  * (refused while another process holds its embedded database), register this boot of the
  * instance (so runs its previous boot left are taken over at once), seed the demo on first
- * start, start the local emulator and the app toolchain install, close on shutdown, and hand the
- * custom server its fast paths (blob reads, uploads). Then, in the background, resume the dev servers of every
- * project that served a preview.
+ * start, start the local emulator and the app toolchain install, shut down gracefully at
+ * SIGTERM/SIGINT (lib/shutdown: drain requests, hand the dev-server leases back, close), and hand
+ * the custom server its fast paths (blob reads, uploads). Then, in the background, resume the dev
+ * servers of every project that served a preview, and from then on take over the backend dev
+ * servers of instances that died (lib/cloud/backend-dev-server-leases.ts).
  */
 export async function startServer(): Promise<void> {
   const config = getConfig();
@@ -84,10 +87,24 @@ export async function startServer(): Promise<void> {
   if (config.BACKEND_PROVIDER === "local") await startEmulator(config);
   // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
   if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
-  // Stops the heartbeat and closes the emulator's listeners, the browser and, last, the store.
-  const shutdown = () => void resetProcessSingletons().finally(() => process.exit(0));
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
-  // Not awaited: health answers at once while the previews come back.
-  void resumeDevServers(db).catch((error: unknown) => log.error("resuming dev servers failed", { error }));
+  registerDrainStep("hand back the backend dev server leases", () => handBackBackendDevServers(db));
+  // Drains requests, runs the drain steps, then stops the heartbeat and closes the emulator's
+  // listeners, the browser and, last, the store.
+  let shuttingDown = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    // Once: Ctrl-C signals both scripts/start.mjs and this process, and start.mjs forwards it.
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log.info("shutting down", { signal });
+    void shutDown({ drainMs: config.SHUTDOWN_DRAIN_MS })
+      .catch((error: unknown) => log.error("shutdown failed", { error }))
+      .finally(() => process.exit(0));
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  // Not awaited: health answers at once while the previews come back. The lease check starts
+  // after them, so a server this instance's previous boot owned is not both resumed and taken over.
+  void resumeDevServers(db)
+    .catch((error: unknown) => log.error("resuming dev servers failed", { error }))
+    .finally(() => startBackendDevServerLeaseCheck(db));
 }

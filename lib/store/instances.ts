@@ -33,3 +33,11 @@ export async function renewInstance(db: SqlExecutor, identity: InstanceIdentity,
   );
   return rowCount > 0;
 }
+
+/**
+ * SQL condition: the instance boot named by two columns of the outer query is alive (its
+ * heartbeat has not expired and its instance id has not registered a newer boot).
+ */
+export const isBootAliveSql = (instanceColumn: string, bootColumn: string): string =>
+  `exists (select 1 from app_instances i
+            where i.instance_id = ${instanceColumn} and i.boot_id = ${bootColumn} and i.expires_at > now())`;

@@ -1,4 +1,4 @@
-import type { InstanceIdentity } from "./instances";
+import { isBootAliveSql, type InstanceIdentity } from "./instances";
 import type { SqlExecutor } from "./sql";
 
 export type OperationKind = "enable" | "connect" | "oauth";
@@ -60,9 +60,7 @@ const toOperation = <Steps extends object>(row: OperationRow): EnableOperation<S
  * the instance boot that owns it is not alive: its heartbeat stopped, or the instance restarted
  * and registered another boot. The second case needs no wait for the lease.
  */
-const ABANDONED = `(o.lease_expires_at < now() or (o.owner_instance_id is not null and not exists (
-    select 1 from app_instances i
-     where i.instance_id = o.owner_instance_id and i.boot_id = o.owner_boot_id and i.expires_at > now())))`;
+const ABANDONED = `(o.lease_expires_at < now() or (o.owner_instance_id is not null and not ${isBootAliveSql("o.owner_instance_id", "o.owner_boot_id")}))`;
 
 /** The live (running) operation of a project, if any, with whether it is {@link ABANDONED}. */
 export async function getRunningOperation<Steps extends object>(

@@ -199,6 +199,27 @@ export function testSandboxDriver(options: SandboxContractOptions): void {
         expect(await sandbox.commands.kill(handle.pid)).toBe(false);
       });
 
+      it("connects to a background command from another connection and reads its later output (drivers with commands.connect)", async (context) => {
+        const other = await provider.connect(sandbox.sandboxId);
+        if (!other.commands.connect) return context.skip();
+        await sandbox.files.remove("connect-go");
+        const handle = await sandbox.commands.run("echo first; while [ ! -f connect-go ]; do sleep 0.05; done; echo second; sleep 300", {
+          background: true,
+          timeoutMs: 0,
+        });
+        startedPids.add(handle.pid);
+        const { lines, matched, listener } = lineCollector(/^second/);
+        const connected = await other.commands.connect(handle.pid, { onStdout: listener });
+        expect(connected.pid).toBe(handle.pid);
+        await sandbox.files.write("connect-go", "");
+        await matched;
+        expect(lines).toContain("second\n");
+
+        expect(await connected.kill()).toBe(true);
+        await expect(connected.wait()).rejects.toBeInstanceOf(CommandExitError);
+        await expectGone([handle.pid]);
+      });
+
       it("times out foreground and background commands", async () => {
         await expect(sandbox.commands.run("sleep 30", { timeoutMs: 200 })).rejects.toBeInstanceOf(SandboxTimeoutError);
         const handle = await sandbox.commands.run("sleep 30", { background: true, timeoutMs: 200 });

@@ -29,6 +29,8 @@ export interface ProductServer {
   signInLink: string;
   /** Everything the server printed so far. */
   output(): string;
+  /** The exit code of `npm start` once it exited (null when a signal ended it). */
+  exitCode(): number | null;
   stop(): Promise<void>;
   /** SIGKILLs the server's process group (a crash); its DATA_DIR is kept for a restart. */
   kill(): Promise<void>;
@@ -98,6 +100,7 @@ export async function startProductServer(options: {
     dataDir,
     signInLink: "",
     output: () => output,
+    exitCode: () => child.exitCode,
     async stop() {
       await stopProcessGroup(child);
       keepLog(port, output);

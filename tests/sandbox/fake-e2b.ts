@@ -208,6 +208,8 @@ interface DirectoryCommand {
   envs: Record<string, string>;
   child: ChildProcess & { pid: number };
   output: { stdout: string; stderr: string };
+  /** Who receives its output: the starting call's options and those of every `connect`. */
+  listeners: Pick<StartOptions, "onStdout" | "onStderr">[];
   exitCode: number | undefined;
   timedOut: boolean;
   /** Settles with the exit code once the process exited and its output was read. */
@@ -239,7 +241,16 @@ class DirectorySdkSandbox {
         cwd: entry.cwd,
       })),
     kill: (pid: number) => this.kill(pid),
+    connect: async (pid: number, opts: Pick<StartOptions, "onStdout" | "onStderr" | "timeoutMs"> = {}) => {
+      const entry = this.running.get(pid);
+      if (!entry) throw new FakeSdkError("NotFoundError", `process with pid ${pid} not found`);
+      this.connections.push(pid);
+      entry.listeners.push(opts);
+      return this.handleOf(entry, opts, this.settledOf(entry, opts));
+    },
   };
+  /** Pids that `commands.connect` attached to, in order. */
+  readonly connections: number[] = [];
 
   /** @param root real host path standing for the sandbox's `/` */
   constructor(
@@ -282,14 +293,23 @@ class DirectorySdkSandbox {
     const cwd = path.posix.resolve(SDK_HOME, opts.cwd ?? SDK_HOME);
     const envs = opts.envs ?? {};
     const entry = await this.spawn(cmd, cwd, envs, opts);
+    const settled = this.settledOf(entry, opts);
+    if (!opts.background) return settled;
+    return this.handleOf(entry, opts, settled);
+  }
+
+  /** Like the SDK: a non-zero exit or a timeout rejects wait() (and a foreground run). */
+  private settledOf(entry: DirectoryCommand, opts: Pick<StartOptions, "timeoutMs">) {
     const result = () => ({ exitCode: entry.exitCode!, ...entry.output });
-    // Like the SDK: a non-zero exit or a timeout rejects wait() (and a foreground run).
-    const settled = entry.ended.then((exitCode) => {
+    return entry.ended.then((exitCode) => {
       if (entry.timedOut) throw new FakeSdkError("TimeoutError", `command timed out after ${opts.timeoutMs} ms`);
       if (exitCode !== 0) throw new FakeSdkError("CommandExitError", `exit status ${exitCode}`, { ...result(), error: undefined });
       return result();
     });
-    if (!opts.background) return settled;
+  }
+
+  /** The SDK's handle of a background command, for the call that started it or connected to it. */
+  private handleOf(entry: DirectoryCommand, opts: Pick<StartOptions, "onStdout" | "onStderr">, settled: Promise<unknown>) {
     settled.catch(() => undefined);
     return {
       pid: entry.child.pid,
@@ -326,18 +346,19 @@ class DirectorySdkSandbox {
       child.once("error", reject);
     });
     const output = { stdout: "", stderr: "" };
-    const stream = (readable: Readable, key: "stdout" | "stderr", listener: () => ((data: string) => void) | undefined) => {
+    const stream = (readable: Readable, key: "stdout" | "stderr", deliver: (data: string) => void) => {
       // One decoder per stream: a character split between reads arrives whole, as from the SDK.
       const decoder = new StringDecoder("utf8");
       readable.on("data", (chunk: Buffer) => {
         const text = this.toSandboxText(decoder.write(chunk));
         if (!text) return;
         output[key] += text;
-        listener()?.(text);
+        deliver(text);
       });
     };
-    stream(child.stdout!, "stdout", () => opts.onStdout);
-    stream(child.stderr!, "stderr", () => opts.onStderr);
+    const listeners: Pick<StartOptions, "onStdout" | "onStderr">[] = [opts];
+    stream(child.stdout!, "stdout", (text) => listeners.forEach((listener) => listener.onStdout?.(text)));
+    stream(child.stderr!, "stderr", (text) => listeners.forEach((listener) => listener.onStderr?.(text)));
     const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
     const exited = new Promise<number>((resolve) => child.once("exit", (code) => resolve(code ?? -1)));
     const entry: DirectoryCommand = {
@@ -346,6 +367,7 @@ class DirectorySdkSandbox {
       envs,
       child: child as ChildProcess & { pid: number },
       output,
+      listeners,
       exitCode: undefined,
       timedOut: false,
       ended: exited.then(async (exitCode) => {

@@ -1,7 +1,10 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "@/lib/store";
+import { getDevServerLease } from "@/lib/store/dev-server-leases";
 import { startProductServer, type ProductServer } from "../e2e/server";
+import { SseReader } from "../realtime/sse-client";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 /** The first start may build the app (`next build`) on a loaded machine. */
@@ -121,4 +124,25 @@ describe("server restart after SIGKILL", () => {
     const backendMs = await waitFor("the backend dev server to come back", RESUME_WITHIN_MS, () => backendDevServerRuns(restarted!));
     console.log(`resumed after the restarted server answered health: preview ${previewMs} ms, backend dev server +${backendMs} ms`);
   }, 600_000);
+});
+
+describe("graceful shutdown", () => {
+  it("SIGTERM ends the open error streams, hands the backend dev server lease back and exits 0", async () => {
+    const base = restarted!;
+    const response = await fetch(`${base.baseUrl}/api/projects/${projectId}/errors/stream`, { headers: { authorization: `Bearer ${token}` } });
+    const reader = new SseReader(response.body!);
+    expect((await reader.next())?.comments).toContain("connected");
+
+    // SIGTERM to the process group, as \`stop\` sends it (SIGKILL only after 10 s).
+    await base.stop();
+    expect(base.exitCode(), base.output().slice(-4000)).toBe(0);
+    // Ended by the server, not cut: the rest reads to a clean end.
+    await reader.rest();
+    const db = await openStore({ dataDir: base.dataDir });
+    try {
+      expect(await getDevServerLease(db, projectId)).toMatchObject({ ownerInstanceId: null, held: false });
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
 });

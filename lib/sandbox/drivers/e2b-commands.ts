@@ -101,6 +101,20 @@ export class E2BCommands implements SandboxCommands {
     }
   }
 
+  async connect(pid: number, options: Pick<CommandStartOptions, "onStdout" | "onStderr">): Promise<CommandHandle> {
+    const stdout = lineSplitterFor(options.onStdout);
+    const stderr = lineSplitterFor(options.onStderr);
+    const handle = await callE2B(() =>
+      this.sdk.commands.connect(pid, {
+        // No timeout: the command is a long-running server.
+        timeoutMs: 0,
+        onStdout: stdout ? (data: string) => stdout.write(data) : undefined,
+        onStderr: stderr ? (data: string) => stderr.write(data) : undefined,
+      }),
+    );
+    return new E2BBackgroundCommand(handle, [stdout, stderr], (target) => this.kill(target));
+  }
+
   async list(): Promise<ProcessInfo[]> {
     const processes = await callE2B(() => this.sdk.commands.list());
     return processes.map(({ pid, cmd, args, envs, cwd }) => ({ pid, cmd, args, envs, cwd }));

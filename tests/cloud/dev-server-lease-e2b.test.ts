@@ -1,0 +1,127 @@
+import crypto from "node:crypto";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
+import { handBackBackendDevServers, reattachOrphanedBackendDevServers } from "@/lib/cloud/backend-dev-server-leases";
+import { reloadConfig } from "@/lib/config";
+import { currentInstance } from "@/lib/instance";
+import { listStoredErrorNotifications } from "@/lib/realtime/error-notifications";
+import { APP_DIR, findProcessesByRole, roleEnvs, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
+import { createE2BSandboxProvider } from "@/lib/sandbox/drivers/e2b";
+import { getStore, type Sql } from "@/lib/store";
+import { upsertCredentials } from "@/lib/store/credentials";
+import { getDevServerLease, takeDevServerLease } from "@/lib/store/dev-server-leases";
+import { registerInstance, type InstanceIdentity } from "@/lib/store/instances";
+import { insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
+import { createDevServerControl } from "../e2e/dev-server-control";
+import { directoryE2BLib } from "../sandbox/fake-e2b";
+import { createTestUser } from "../helpers/users";
+
+// Re-attaching on E2B: the backend dev server outlives the instance that started it, so the
+// instance that takes the lease connects to the running process (the SDK's commands.connect)
+// instead of restarting it. The E2B driver runs on the fake SDK's directory mode (real processes).
+
+let db: Sql;
+let provider: SandboxProvider;
+let sandbox: Sandbox;
+let connections: number[];
+let project: Project;
+let control: ReturnType<typeof createDevServerControl>;
+
+/** An instance boot whose heartbeat has already expired. */
+async function deadInstance(): Promise<InstanceIdentity> {
+  const identity = { instanceId: `dead-${crypto.randomUUID()}`, bootId: crypto.randomUUID() };
+  await registerInstance(db, identity, 0);
+  return identity;
+}
+
+/** Leaves the project's lease to a dead instance, with `pid` as its server. */
+async function orphanLease(pid: number): Promise<void> {
+  await takeDevServerLease(db, { projectId: project.id, sandboxId: sandbox.sandboxId, owner: await deadInstance(), pid });
+}
+
+async function scanned(text: string): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if ((await listStoredErrorNotifications(db, project.id)).some((notification) => notification.message.includes(text))) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`"${text}" was never scanned`);
+}
+
+const backendServers = async () => (await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).map((info) => info.pid);
+
+beforeAll(async () => {
+  control = createDevServerControl();
+  process.env.BACKEND_DEV_COMMAND = control.command;
+  reloadConfig();
+  db = await getStore();
+  const lib = directoryE2BLib(path.join(process.env.DATA_DIR!, "e2b-sandboxes"));
+  provider = createE2BSandboxProvider({ apiKey: "e2b_lease_test_key", lib });
+  sandbox = await provider.create();
+  // Where backend dev servers run (the app repository of a real sandbox).
+  await sandbox.files.makeDir(APP_DIR);
+  connections = (await (lib.Sandbox as unknown as { connect(id: string): Promise<{ connections: number[] }> }).connect(sandbox.sandboxId)).connections;
+  const owner = await createTestUser(db, "Owner");
+  project = await insertProject(db, { ownerId: owner.user.id, name: "Chat app" });
+  await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
+  await upsertCredentials(db, {
+    projectId: project.id,
+    userId: owner.user.id,
+    mode: "managed",
+    teamSlug: "team",
+    projectSlug: "chat-app",
+    deploymentUrl: "https://happy-animal-123.convex.cloud",
+    deploymentName: "happy-animal-123",
+    adminKey: "prod:happy-animal-123|secret",
+    accessToken: null,
+    backendProjectId: 1,
+  });
+});
+
+afterAll(async () => {
+  await provider?.kill(sandbox.sandboxId);
+  delete process.env.BACKEND_DEV_COMMAND;
+  control?.cleanup();
+});
+
+describe("backend dev server lease on E2B", () => {
+  it("the owner died: the check connects to the running server, keeps its pid and scans its output", { timeout: 60_000 }, async () => {
+    // Started by an instance that has died since.
+    const handle = await sandbox.commands.run(control.command, { background: true, timeoutMs: 0, envs: roleEnvs(BACKEND_DEV_SERVER_ROLE) });
+    await control.waitForAdminKeys(1, 30_000);
+    await orphanLease(handle.pid);
+
+    const reattached = await reattachOrphanedBackendDevServers(db, { provider });
+    expect(Object.fromEntries(reattached)).toEqual({ [project.id]: "connected" });
+    expect(connections).toEqual([handle.pid]);
+    expect(await backendServers()).toEqual([handle.pid]);
+    expect(await getDevServerLease(db, project.id)).toMatchObject({ ownerInstanceId: (await currentInstance(db)).instanceId, pid: handle.pid, held: true });
+
+    const text = `Error: after the connect ${crypto.randomUUID()}`;
+    control.triggerError(text);
+    await scanned(text);
+    // Held now: the next check leaves it alone.
+    expect((await reattachOrphanedBackendDevServers(db, { provider })).size).toBe(0);
+  });
+
+  it("handed back at shutdown: the server keeps running, and the next owner connects to it again", { timeout: 60_000 }, async () => {
+    const [pid] = await backendServers();
+    expect(await handBackBackendDevServers(db)).toBe(1);
+    expect(await getDevServerLease(db, project.id)).toMatchObject({ ownerInstanceId: null, pid, held: false });
+    expect(await backendServers()).toEqual([pid]);
+
+    expect(Object.fromEntries(await reattachOrphanedBackendDevServers(db, { provider }))).toEqual({ [project.id]: "connected" });
+    expect(connections).toEqual([pid, pid]);
+  });
+
+  it("the server is gone: the new owner restarts it", { timeout: 60_000 }, async () => {
+    const [pid] = await backendServers();
+    await orphanLease(pid + 1_000_000);
+
+    expect(Object.fromEntries(await reattachOrphanedBackendDevServers(db, { provider }))).toEqual({ [project.id]: "restarted" });
+    await control.waitForAdminKeys(2, 30_000);
+    const [restarted] = await backendServers();
+    expect(restarted).not.toBe(pid);
+    expect(await getDevServerLease(db, project.id)).toMatchObject({ pid: restarted, held: true });
+  });
+});
