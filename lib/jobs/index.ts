@@ -3,7 +3,7 @@ import { errorChannel, getRealtime, publishWithRetry } from "@/lib/realtime";
 import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import { getStore, type Sql } from "@/lib/store";
 import pgBossDriver from "./drivers/pg-boss";
-import type { JobChange, JobHandler, JobQueue, JobQueueOptions } from "./types";
+import type { JobChange, JobHandler, JobInput, JobQueue, JobQueueOptions, JobRecord } from "./types";
 import { JOB_HANDLERS, JOB_KINDS } from "./work";
 
 export type { JobChange, JobError, JobInput, JobQueue, JobRecord, JobState } from "./types";
@@ -69,4 +69,26 @@ export function getJobQueue(): Promise<JobQueue> {
 /** Stops taking jobs and waits up to 30 s for the running ones, then closes the queue (graceful shutdown). */
 export function stopJobQueue(): Promise<void> {
   return resetProcessSingleton(JOB_QUEUE);
+}
+
+/** Where a project's job answers its status (the 202's Location). */
+export const projectJobPath = (projectId: string, jobId: string) =>
+  `/api/projects/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`;
+
+/**
+ * Queues a job of `kind` for the project → the job, queued. Jobs of one project share its
+ * sandbox, so they count against one JOBS_SANDBOX_CONCURRENCY.
+ */
+export async function enqueueProjectJob(kind: string, projectId: string, payload?: JobInput["payload"]): Promise<JobRecord> {
+  const queue = await getJobQueue();
+  const id = await queue.enqueue(kind, { projectId, sandboxKey: projectId, payload });
+  const job = await queue.get(id);
+  if (!job) throw new Error(`The queued job ${id} is gone.`);
+  return job;
+}
+
+/** The project's job `jobId`; null when there is none or it is another project's. */
+export async function getProjectJob(projectId: string, jobId: string): Promise<JobRecord | null> {
+  const job = await (await getJobQueue()).get(jobId);
+  return job?.projectId === projectId ? job : null;
 }

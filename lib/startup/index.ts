@@ -4,6 +4,7 @@ import { EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
 import { announceSignInLink } from "@/lib/session/announce";
 import { isAppError } from "@/lib/errors";
 import { installServerFastPaths } from "@/lib/fast-paths";
+import { getJobQueue } from "@/lib/jobs";
 import { currentInstance } from "@/lib/instance";
 import { log } from "@/lib/log";
 import { resetProcessSingletons } from "@/lib/singletons";
@@ -49,7 +50,7 @@ async function openStoreOrExit(): Promise<Sql> {
  * initialised in a child process first) and migrate the store
  * (refused while another process holds its embedded database), register this boot of the
  * instance (so runs its previous boot left are taken over at once), seed the demo on first
- * start, start the local emulator and the app toolchain install, close on shutdown, and hand the
+ * start, start taking background jobs, start the local emulator and the app toolchain install, close on shutdown, and hand the
  * custom server its fast paths (blob reads, uploads). Then, in the background, resume the dev servers of every
  * project that served a preview.
  */
@@ -81,6 +82,8 @@ export async function startServer(): Promise<void> {
     }
     await announceSignInLink(db, config);
   }
+  // This instance takes queued jobs from now on, also those another instance left behind.
+  await getJobQueue();
   if (config.BACKEND_PROVIDER === "local") await startEmulator(config);
   // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
   if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
