@@ -128,8 +128,8 @@ const envSchema = z.object({
   JOBS_GLOBAL_CONCURRENCY: integer(8, 1),
   /** Jobs running at once on one sandbox (builds share its checkout and dev server). */
   JOBS_SANDBOX_CONCURRENCY: integer(1, 1),
-  /** A running job whose instance stopped answering is retried elsewhere after this long; longer than any build. */
-  JOBS_EXPIRE_SECONDS: integer(900, 1),
+  /** A running job whose instance stopped renewing it (died) is retried elsewhere after this long. */
+  JOBS_EXPIRE_SECONDS: integer(60, 3),
   /** Retries of a job that threw, after JOBS_RETRY_DELAY_SECONDS, doubling each time. */
   JOBS_RETRY_LIMIT: integer(2, 0),
   JOBS_RETRY_DELAY_SECONDS: integer(5, 0),

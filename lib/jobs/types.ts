@@ -87,7 +87,10 @@ export interface JobQueueOptions {
   globalConcurrency: number;
   /** Jobs running at once on one `sandboxKey`. */
   sandboxConcurrency: number;
-  /** A running job is given up (and retried) after this long: its instance died or hangs. */
+  /**
+   * A running job is given up (and retried) once its instance has not renewed it for this long:
+   * the instance died, or stop() left the job behind. Live instances renew their jobs every third of it.
+   */
   expireSeconds: number;
   retryLimit: number;
   /** The first retry's delay; each next one doubles it. */

@@ -53,3 +53,11 @@ export async function deferJob(db: SqlExecutor, jobId: string, delayMs: number):
     [jobId, delayMs],
   );
 }
+
+/**
+ * Renews a running job's expiry (pg-boss expires `started_on + expire_in`): the instance running
+ * it is alive. A job whose instance died is no longer renewed, expires and is retried elsewhere.
+ */
+export async function renewRunningJob(db: SqlExecutor, jobId: string): Promise<void> {
+  await db.query(`update ${JOB_QUEUE_SCHEMA}.job set started_on = now() where id = $1::uuid and state = 'active'`, [jobId]);
+}

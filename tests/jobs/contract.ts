@@ -164,17 +164,29 @@ export function testJobQueueDriver(contract: JobQueueContract): void {
       expect(probe.max.overall).toBeLessThanOrEqual(2);
     });
 
-    it("retries on another instance a job whose instance stopped answering, once it expires", async () => {
+    it("keeps a long job of a live instance, however long it runs past the expiry", async () => {
+      const kind = kindOf("long");
+      const queue = await open({ [kind]: async () => {
+        await pause(FAST_OPTIONS.expireSeconds * 1000 * 2);
+        return "done once";
+      } });
+      const job = await waitForJob(queue, await queue.enqueue(kind));
+      expect(job).toMatchObject({ state: "succeeded", attempts: 1, result: "done once" });
+    });
+
+    it("retries on another instance a job whose instance stopped renewing it, once it expires", async () => {
       const kind = kindOf("stuck");
       const stuck = gate();
       const started = gate();
-      // Instance A's only slot hangs on the job, as a dead instance's would: it never reports.
-      const a = await open({ [kind]: async () => {
+      const a = await contract.open({ ...FAST_OPTIONS, handlers: { [kind]: async () => {
         started.open();
         await stuck.promise;
-      } }, { concurrency: 1 });
+        return "too late";
+      } } });
       const id = await a.enqueue(kind);
       await started.promise;
+      // A stops without waiting for the job, as a dying instance does: nothing renews the job any more.
+      await a.stop({ timeoutMs: 100 });
       const b = await open({ [kind]: async (job) => `finished on B, attempt ${job.attempt}` });
       const job = await waitForJob(b, id);
       stuck.open();

@@ -2,7 +2,7 @@ import PgBoss from "pg-boss";
 import { isAppError } from "@/lib/errors";
 import { log, redactSecrets } from "@/lib/log";
 import type { Sql } from "@/lib/store";
-import { countOtherRunningJobs, deferJob, JOB_QUEUE_SCHEMA, jobQueueDatabaseOf } from "@/lib/store/jobs";
+import { countOtherRunningJobs, deferJob, JOB_QUEUE_SCHEMA, jobQueueDatabaseOf, renewRunningJob } from "@/lib/store/jobs";
 import type { JobChange, JobError, JobInput, JobQueueDriverFactory, JobRecord, JobState } from "../types";
 
 export interface PgBossQueueOptions {
@@ -61,7 +61,8 @@ function toRecord(job: PgBoss.JobWithMetadata<JobInput>): JobRecord {
  * Jobs on pg-boss: PostgreSQL (DATABASE_URL) or the embedded PGlite store. Each instance runs a
  * loop that takes one job at a time while it has a free slot; a taken job over the global or
  * sandbox limit goes back to its queue for a moment. pg-boss retries failures with backoff and,
- * in its maintenance, fails (so retries) running jobs past their expiry: those of a dead instance.
+ * in its maintenance, fails (so retries) running jobs past their expiry; a live instance renews
+ * the expiry of its running jobs, so only those of a dead (or stopped) instance expire.
  */
 const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
   const { sql, handlers, concurrency, onChange } = options;
@@ -86,6 +87,8 @@ const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
 
   const running = new Set<Promise<void>>();
   let stopping = false;
+  // Set when stop() gave up waiting: running jobs are left to expire and be retried elsewhere.
+  let abandoned = false;
   let wake: () => void = () => {};
   const report = (change: JobChange) => onChange?.(change);
 
@@ -103,11 +106,20 @@ const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
     const attempt = job.retryCount + 1;
     const change = { id: job.id, kind: job.name, projectId: input.projectId ?? null, attempt };
     report({ ...change, state: "running" });
+    // While this instance lives, the job does not expire, however long it runs.
+    const heartbeat = setInterval(() => {
+      if (!abandoned) renewRunningJob(sql, job.id).catch((error: unknown) => log.warn("job heartbeat failed", { jobId: job.id, error }));
+    }, (options.expireSeconds * 1000) / 3).unref();
     try {
       const result = await handlers[job.name]({ id: job.id, kind: job.name, input, attempt });
+      clearInterval(heartbeat);
+      // A job given up at stop is another instance's by now: its late outcome is dropped.
+      if (abandoned) return;
       await boss.complete(job.name, job.id, { result: result ?? null });
       report({ ...change, state: "succeeded" });
     } catch (thrown) {
+      clearInterval(heartbeat);
+      if (abandoned) return;
       const error = toJobError(thrown);
       if (isAppError(thrown) && thrown.status < 500) {
         // Retrying would fail alike: recorded as done, with the error (see toRecord).
@@ -181,6 +193,7 @@ const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
       const timeout = new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)));
       await Promise.race([Promise.allSettled(running), timeout]);
       clearTimeout(timer);
+      abandoned = running.size > 0;
       await boss.stop({ graceful: false, wait: true });
     },
   };
