@@ -33,6 +33,9 @@ interface Output {
   value?: { message?: string };
 }
 
+/** A job over a limit is back in its queue within this long (jittered): the slot it waits for may free up any moment. */
+const MAX_DEFER_MS = 250;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function toJobError(error: unknown): JobError {
@@ -97,7 +100,7 @@ const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
   async function admitted(job: PgBoss.JobWithMetadata<JobInput>): Promise<boolean> {
     const others = await countOtherRunningJobs(sql, job.id, job.data?.sandboxKey ?? null);
     if (others.running < options.globalConcurrency && others.onSandbox < options.sandboxConcurrency) return true;
-    await deferJob(sql, job.id, options.pollMs * (0.5 + Math.random()));
+    await deferJob(sql, job.id, Math.min(options.pollMs, MAX_DEFER_MS) * (0.5 + Math.random()));
     return false;
   }
 
