@@ -136,23 +136,33 @@ const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
     }
   }
 
+  // Takes the next job of `kind` and starts it unless a limit holds it back; false when there was none.
+  async function takeJob(kind: string): Promise<boolean> {
+    const [job] = await boss.fetch<JobInput>(kind, { batchSize: 1, includeMetadata: true });
+    if (!job) return false;
+    if (!(await admitted(job))) return true;
+    const done: Promise<void> = run(job)
+      .catch((error: unknown) => log.error("job not recorded", { kind, jobId: job.id, error }))
+      .finally(() => {
+        running.delete(done);
+        wake();
+      });
+    running.add(done);
+    return true;
+  }
+
   async function takeJobs(): Promise<void> {
     for (let next = 0; !stopping; ) {
       let took = false;
-      // Round the kinds, one job each, so a long queue of builds does not hold up screenshots.
-      for (let tried = 0; tried < kinds.length && running.size < concurrency && !stopping; tried += 1) {
-        const kind = kinds[next++ % kinds.length];
-        const [job] = await boss.fetch<JobInput>(kind, { batchSize: 1, includeMetadata: true });
-        if (!job) continue;
-        took = true;
-        if (!(await admitted(job))) continue;
-        const done: Promise<void> = run(job)
-          .catch((error: unknown) => log.error("job not recorded", { kind, jobId: job.id, error }))
-          .finally(() => {
-            running.delete(done);
-            wake();
-          });
-        running.add(done);
+      try {
+        // Round the kinds, one job each, so a long queue of builds does not hold up screenshots.
+        for (let tried = 0; tried < kinds.length && running.size < concurrency && !stopping; tried += 1) {
+          if (await takeJob(kinds[next++ % kinds.length])) took = true;
+        }
+      } catch (error) {
+        // The database did not answer (a restart, a failover): try again after the poll interval.
+        log.warn("taking jobs failed", { driver: DRIVER_NAME, error });
+        took = false;
       }
       if (took && running.size < concurrency) continue;
       await new Promise<void>((resolve) => {
@@ -165,7 +175,7 @@ const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
     }
   }
 
-  const taking = takeJobs().catch((error: unknown) => log.error("job queue stopped taking jobs", { error }));
+  const taking = takeJobs();
 
   return {
     name: DRIVER_NAME,
