@@ -3,7 +3,7 @@ import type { Sql, SqlExecutor } from "./sql";
 /** The schema pg-boss keeps its tables in (it creates and migrates them itself at start). */
 export const JOB_QUEUE_SCHEMA = "pgboss";
 
-/** PostgreSQL's "cannot insert multiple commands into a prepared statement". */
+/** PostgreSQL's "cannot insert multiple commands into a prepared statement" (syntax_error: a real one fails again in `exec`). */
 const MULTIPLE_COMMANDS = "42601";
 
 /**
