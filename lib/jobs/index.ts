@@ -13,7 +13,7 @@ export { JOB_KINDS } from "./work";
 export const JOB_EVENT = "job-progress";
 
 /** The queue options the configuration sets. */
-export function jobQueueOptionsOf(config: Config): Omit<JobQueueOptions, "handlers" | "onChange"> {
+function jobQueueOptionsOf(config: Config): Omit<JobQueueOptions, "handlers" | "onChange"> {
   return {
     concurrency: config.JOBS_CONCURRENCY,
     globalConcurrency: config.JOBS_GLOBAL_CONCURRENCY,
@@ -29,7 +29,7 @@ export function jobQueueOptionsOf(config: Config): Omit<JobQueueOptions, "handle
  * A queue on the store: pg-boss on PostgreSQL when DATABASE_URL is set, else pg-boss on the
  * embedded PGlite (the same queue, sharing the store's one connection).
  */
-export function createJobQueue(
+function createJobQueue(
   config: Config,
   sql: Sql,
   handlers: Record<string, JobHandler>,
