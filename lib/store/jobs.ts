@@ -20,7 +20,13 @@ export function jobQueueDatabaseOf(sql: Sql): { executeSql(text: string, values?
         return await sql.query(text);
       } catch (error) {
         if ((error as { code?: string }).code !== MULTIPLE_COMMANDS) throw error;
-        await sql.exec(text);
+        try {
+          await sql.exec(text);
+        } catch (failure) {
+          // A `BEGIN; …` that failed half-way would leave the one connection in an aborted transaction.
+          await sql.exec("rollback").catch(() => undefined);
+          throw failure;
+        }
         return { rows: [] };
       }
     },
