@@ -5,6 +5,7 @@ const nextConfig: NextConfig = {
   serverExternalPackages: [
     "@electric-sql/pglite",
     "pg",
+    "pg-boss",
     "e2b",
     "puppeteer-core",
     "pusher",

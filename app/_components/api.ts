@@ -1,3 +1,4 @@
+import type { ApiJob } from "@/lib/api-contract/types";
 import { showToast } from "./toast";
 
 /** An error answer of the service (`{ error: { code, message } }`), or a network failure. */
@@ -45,6 +46,29 @@ export async function callApi<T>(path: string, init: { method?: string; json?: u
 export async function callApiOrToast<T>(path: string, init: { method?: string; json?: unknown } = {}): Promise<T> {
   try {
     return await callApi<T>(path, init);
+  } catch (failure) {
+    showToast(messageOf(failure), "error");
+    throw failure;
+  }
+}
+
+const JOB_POLL_MS = 1_000;
+
+/**
+ * Calls a route that queues a background job (202 with the job) and follows the job through
+ * its status route until it is done: resolves with its result, rejects with an
+ * {@link ApiError} carrying the job's error. A failure also shows as a toast.
+ */
+export async function callJobOrToast<T>(path: string, init: { method?: string; json?: unknown } = {}): Promise<T> {
+  try {
+    let job = await callApi<ApiJob>(path, { method: "POST", ...init });
+    const status = `/api/projects/${encodeURIComponent(job.projectId ?? "")}/jobs/${encodeURIComponent(job.id)}`;
+    while (job.state === "queued" || job.state === "running") {
+      await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS));
+      job = await callApi<ApiJob>(status);
+    }
+    if (job.state === "failed") throw new ApiError(200, job.error?.code ?? "job_failed", job.error?.message ?? "The job failed.");
+    return job.result as T;
   } catch (failure) {
     showToast(messageOf(failure), "error");
     throw failure;

@@ -2,7 +2,7 @@
 
 import { useState } from "react";
 import type { ApiScreenshots } from "@/lib/api-contract/types";
-import { callApiOrToast, messageOf } from "./api";
+import { callJobOrToast, messageOf } from "./api";
 
 export interface Screenshots {
   mobileUrl: string;
@@ -14,7 +14,7 @@ export interface Screenshots {
 /** `2026-11-24 07:30 UTC`: the same text on the server and in the browser, whatever their time zones. */
 const utcMinute = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
 
-/** Takes screenshots of the app preview (POST /api/projects/<id>/screenshots) and shows both. */
+/** Takes screenshots of the app preview (POST /api/projects/<id>/screenshots, a background job) and shows both. */
 export function ScreenshotsPanel({ projectId, previewUrl, initial }: { projectId: string; previewUrl: string | null; initial: Screenshots | null }) {
   const [shots, setShots] = useState(initial);
   const [pending, setPending] = useState(false);
@@ -24,7 +24,7 @@ export function ScreenshotsPanel({ projectId, previewUrl, initial }: { projectId
     setPending(true);
     setError(null);
     try {
-      const answer = await callApiOrToast<ApiScreenshots>(`/api/projects/${encodeURIComponent(projectId)}/screenshots`, { method: "POST" });
+      const answer = await callJobOrToast<ApiScreenshots>(`/api/projects/${encodeURIComponent(projectId)}/screenshots`, { method: "POST" });
       // Fixed blob paths are overwritten in place: a fresh query defeats the browser cache.
       const version = Date.now();
       setShots({ mobileUrl: `${answer.mobileUrl}?v=${version}`, desktopUrl: `${answer.desktopUrl}?v=${version}`, takenAt: new Date(version).toISOString() });

@@ -38,14 +38,15 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["post", "/api/projects/{id}/sandbox/restart", { summary: "Restart the project's sandbox and restore it", ok: s.sandboxRestartResponse }],
   ["get", "/api/projects/{id}/errors", { summary: "The project's stored error notifications, oldest first", ok: s.errorHistoryResponse }],
   ["get", "/api/projects/{id}/errors/stream", { summary: "Server-Sent Events of error notifications", ok: null, stream: "text/event-stream" }],
-  ["post", "/api/projects/{id}/screenshots", { summary: "Screenshot the preview (mobile and desktop)", ok: s.screenshotsResponse }],
+  ["post", "/api/projects/{id}/screenshots", { summary: "Queue screenshots of the preview (mobile and desktop); the job's result has their URLs", ok: s.jobResponse, status: 202 }],
   ["post", "/api/projects/{id}/assets/reconcile", { summary: "Reconcile the project's asset blobs", ok: s.assetReconcileResponse, body: s.assetReconcileBody }],
-  ["post", "/api/projects/{id}/bundles", { summary: "Build and upload the static iOS bundle", ok: s.bundleResponse, body: s.bundleBody, failure: s.bundleFailureBody.or(s.errorBody) }],
+  ["post", "/api/projects/{id}/bundles", { summary: "Queue a build and upload of the static iOS bundle; the job's result is the bundle", ok: s.jobResponse, status: 202, body: s.bundleBody }],
   ["get", "/api/projects/{id}/bundles", { summary: "The uploaded bundles, newest first, and what the update URL serves", ok: s.bundleListResponse }],
   ["post", "/api/projects/{id}/bundles/live", { summary: "Promote a bundle, or roll back to an earlier one or to the embedded update", ok: s.releaseResponse, body: s.releaseBody }],
   ["get", "/api/projects/{id}/updates", { summary: "The Expo Updates protocol v1 endpoint an app's updates.url names", ok: null, stream: "multipart/mixed", open: true }],
   ["get", "/api/projects/{id}/updates/certificate", { summary: "Download the code-signing certificate", ok: null, stream: "application/x-pem-file" }],
   ["post", "/api/projects/{id}/updates/certificate", { summary: "Turn on code signing: create the key (201) or answer the existing certificate (200)", ok: null, stream: "application/x-pem-file", status: [201, 200] }],
+  ["get", "/api/projects/{id}/jobs/{jobId}", { summary: "A background job of the project: its state, then its result or error", ok: s.jobResponse }],
   ["post", "/api/projects/{id}/bundles/cleanup", { summary: "Delete old bundle commits", ok: s.bundleCleanupResponse, body: s.bundleCleanupBody }],
   ["get", "/api/assets", { summary: "The project's asset manifest entries", ok: s.assetListResponse, query: s.projectIdQuery }],
   ["post", "/api/assets/upload", { summary: "Upload a project asset", ok: s.assetUploadResponse, form: { mediaType: "multipart/form-data", schema: s.assetUploadForm } }],
@@ -63,7 +64,7 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["get", "/api/docs", { summary: "This document as a page", ok: null, stream: "text/html", open: true }],
 ];
 
-const pathParams = (path: string) => (path.includes("{id}") ? s.projectIdParams : undefined);
+const pathParams = (path: string) => (path.includes("{jobId}") ? s.projectJobParams : path.includes("{id}") ? s.projectIdParams : undefined);
 
 function toRouteConfig(method: Method, path: string, route: ApiRoute): RouteConfig {
   const success = route.ok

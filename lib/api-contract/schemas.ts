@@ -116,11 +116,6 @@ export const chatImageForm = multipartUpload({});
 
 export const bundleBody = z.object({ commitSha: commitShaSchema.optional(), commitMessage: z.string().max(10_000).optional() });
 export const bundleResponse = z.strictObject({ success: z.literal(true), manifestUrl: z.string(), bundleUrl: z.string(), commitSha: z.string() });
-export const bundleFailureBody = z.strictObject({
-  success: z.literal(false),
-  commitSha: z.string(),
-  error: z.strictObject({ code: z.string(), message: z.string() }),
-});
 
 /** What an update URL serves for one (platform, runtime version); a null commit: the update embedded in the app. */
 const releaseSummary = z
@@ -159,6 +154,29 @@ export const bundleCleanupResponse = z.strictObject({
   blobsDeleted: z.number(),
   bytesDeleted: z.number(),
 });
+
+// ---- background jobs
+
+export const projectJobParams = z.object({ id: z.string(), jobId: z.string() });
+
+/**
+ * A queued job (POST answers 202 with it and `Location: /api/projects/<id>/jobs/<jobId>`) and
+ * its status: `result` once succeeded (what the synchronous route used to answer), `error` once
+ * failed; `attempts` counts runs, retries included.
+ */
+export const jobResponse = z
+  .strictObject({
+    id: z.string(),
+    kind: z.enum(["bundle-build", "screenshots", "bundle-cleanup"]),
+    state: z.enum(["queued", "running", "succeeded", "failed"]),
+    projectId: z.string().nullable(),
+    attempts: z.number().int(),
+    result: z.union([bundleResponse, screenshotsResponse, bundleCleanupResponse, z.null()]),
+    error: z.strictObject({ code: z.string(), message: z.string() }).nullable(),
+    createdAt: z.string(),
+    finishedAt: z.string().nullable(),
+  })
+  .meta({ id: "Job" });
 
 // ---- backend
 

@@ -128,6 +128,23 @@ const envSchema = z.object({
   PUSHER_SECRET: optionalString,
   PUSHER_CLUSTER: optionalString,
 
+  // Background jobs (lib/jobs): bundle builds, screenshots, cleanup, toolchain warm-up
+  /** Jobs one instance runs at once, of every kind. */
+  JOBS_CONCURRENCY: integer(2, 1),
+  /** Jobs running at once across every instance on the database. */
+  JOBS_GLOBAL_CONCURRENCY: integer(8, 1),
+  /** Jobs running at once on one sandbox (builds share its checkout and dev server). */
+  JOBS_SANDBOX_CONCURRENCY: integer(1, 1),
+  /** A running job whose instance stopped renewing it (died) is retried elsewhere after this long. */
+  JOBS_EXPIRE_SECONDS: integer(60, 3),
+  /** Retries of a job that threw, after JOBS_RETRY_DELAY_SECONDS, doubling each time. */
+  JOBS_RETRY_LIMIT: integer(2, 0),
+  JOBS_RETRY_DELAY_SECONDS: integer(5, 0),
+  /** How often an idle instance looks for queued jobs of other instances. */
+  JOBS_POLL_MS: integer(1_000, 100),
+  /** When the bundle cleanup of every project runs (cron, UTC). */
+  JOBS_CLEANUP_CRON: optionalString.transform((value) => value ?? "0 3 * * *"),
+
   // Screenshots
   CHROMIUM_PATH: optionalString.transform((value) => value ?? "/usr/bin/chromium"),
   SCREENSHOT_TIMEOUT_MS: integer(20_000, 1),

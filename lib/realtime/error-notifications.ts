@@ -87,7 +87,10 @@ export function errorNotificationSource(db: SqlExecutor, projectId: string, real
       return (await listStoredErrorNotifications(db, projectId, afterId)).map(toEvent);
     },
     subscribe(listener) {
-      const forward: RealtimeListener = (message) => listener(toEvent(message.payload as StoredErrorNotification));
+      // The channel also carries other events of the project (job progress), which are not notifications.
+      const forward: RealtimeListener = (message) => {
+        if (message.event === ERROR_EVENT) listener(toEvent(message.payload as StoredErrorNotification));
+      };
       return inProcessBus(realtime).subscribe(errorChannel(projectId), forward);
     },
     onInterrupted(callback) {

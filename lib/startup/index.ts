@@ -4,6 +4,7 @@ import { EMULATOR_MOUNT_PATH, getDefaultEmulator } from "@/lib/emulator";
 import { announceSignInLink } from "@/lib/session/announce";
 import { isAppError } from "@/lib/errors";
 import { installServerFastPaths } from "@/lib/fast-paths";
+import { getJobQueue, stopJobQueue } from "@/lib/jobs";
 import { currentInstance } from "@/lib/instance";
 import { handBackBackendDevServers, startBackendDevServerLeaseCheck } from "@/lib/cloud/backend-dev-server-leases";
 import { log } from "@/lib/log";
@@ -50,8 +51,8 @@ async function openStoreOrExit(): Promise<Sql> {
  * initialised in a child process first) and migrate the store
  * (refused while another process holds its embedded database), register this boot of the
  * instance (so runs its previous boot left are taken over at once), seed the demo on first
- * start, start the local emulator and the app toolchain install, shut down gracefully at
- * SIGTERM/SIGINT (lib/shutdown: drain requests, hand the dev-server leases back, close), and hand
+ * start, start taking background jobs, start the local emulator and the app toolchain install, shut down gracefully at
+ * SIGTERM/SIGINT (lib/shutdown: drain requests, hand the dev-server leases back, stop taking jobs, close), and hand
  * the custom server its fast paths (blob reads, uploads). Then, in the background, resume the dev
  * servers of every project that served a preview, and from then on take over the backend dev
  * servers of instances that died (lib/cloud/backend-dev-server-leases.ts).
@@ -84,9 +85,13 @@ export async function startServer(): Promise<void> {
     }
     await announceSignInLink(db, config);
   }
+  // This instance takes queued jobs from now on, also those another instance left behind.
+  await getJobQueue();
   if (config.BACKEND_PROVIDER === "local") await startEmulator(config);
   // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
   if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
+  // Jobs first: a job still running may hold a sandbox whose dev server is handed back next.
+  registerDrainStep("stop taking jobs and let running ones finish", stopJobQueue);
   registerDrainStep("hand back the backend dev server leases", () => handBackBackendDevServers(db));
   // Drains requests, runs the drain steps, then stops the heartbeat and closes the emulator's
   // listeners, the browser and, last, the store.

@@ -5,6 +5,7 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST } from "@/app/api/projects/[id]/bundles/route";
+import { GET as jobRoute } from "@/app/api/projects/[id]/jobs/[jobId]/route";
 import { parseBuildArgs, runBuildCommand } from "@/lib/bundles/build-cli";
 import { DEFAULT_EXPORT_COMMAND } from "@/lib/bundles/export";
 import { reloadConfig } from "@/lib/config";
@@ -12,6 +13,7 @@ import { APP_DIR, APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/s
 import { getStore } from "@/lib/store";
 import { getProject, insertProject, type Project, updateProjectSandbox } from "@/lib/store/projects";
 import { getServedUpdate } from "@/lib/store/updates";
+import { awaitQueuedJob } from "../helpers/jobs";
 import { createTestUser } from "../helpers/users";
 import { fetchBlobUrl } from "./build-fixture";
 import { openProjectSandbox } from "@/lib/workspace";
@@ -26,6 +28,9 @@ const postBundle = (projectId: string, init: RequestInit = {}) =>
   POST(new Request(`${BASE}/api/projects/${projectId}/bundles`, { method: "POST", ...init, headers: { "content-type": "application/json", ...init.headers } }), {
     params: Promise.resolve({ id: projectId }),
   });
+
+/** Queues a build as the owner and waits for its job to finish. */
+const buildBundle = async (projectId: string, body?: string) => awaitQueuedJob(await postBundle(projectId, { headers: owner.headers, body }), owner.headers);
 
 const headOf = async () => (await sandbox.commands.run("git rev-parse HEAD", { cwd: APP_DIR })).stdout.trim();
 
@@ -58,13 +63,13 @@ afterAll(async () => {
   await fs.rm(savedDist, { recursive: true, force: true });
 });
 
-describe("POST /api/projects/<id>/bundles", () => {
+describe("POST /api/projects/<id>/bundles, then its job", () => {
   it("builds the sandbox app's HEAD when the body is empty", async () => {
     useExportCommand(`${DEFAULT_EXPORT_COMMAND} && cp -r dist ${savedDist}`);
-    const response = await postBundle(project.id, { headers: owner.headers });
+    const job = await buildBundle(project.id);
     useExportCommand(`cp -r ${savedDist} dist`);
-    expect(response.status).toBe(200);
-    const body = await response.json();
+    expect(job).toMatchObject({ kind: "bundle-build", state: "succeeded", attempts: 1, error: null });
+    const body = job.result as { manifestUrl: string };
     const head = await headOf();
     expect(body).toEqual({ success: true, commitSha: head, manifestUrl: `${BASE}/blob/bundles/${project.id}/${head}/ios/manifest.json`, bundleUrl: `${BASE}/blob/bundles/${project.id}/${head}/ios/index.js` });
     const manifest = await readManifest(body.manifestUrl);
@@ -79,17 +84,24 @@ describe("POST /api/projects/<id>/bundles", () => {
   it("files the bundle under the full id of the commit given, with the message given", async () => {
     const first = await headOf();
     await sandbox.commands.run('echo "# Notes" > NOTES.md && git add NOTES.md && git commit -q -m "Add notes"', { cwd: APP_DIR });
-    const response = await postBundle(project.id, { headers: owner.headers, body: JSON.stringify({ commitSha: first.slice(0, 12).toUpperCase(), commitMessage: "Release 2" }) });
-    const body = await response.json();
+    const job = await buildBundle(project.id, JSON.stringify({ commitSha: first.slice(0, 12).toUpperCase(), commitMessage: "Release 2" }));
+    const body = job.result as { bundleUrl: string; manifestUrl: string };
     expect(body).toMatchObject({ success: true, commitSha: first });
     expect(body.bundleUrl).toBe(`${BASE}/blob/bundles/${project.id}/${first}/ios/index.js`);
     expect((await readManifest(body.manifestUrl)).metadata.commitMessage).toBe("Release 2");
   });
 
-  it("answers 404 commit_not_found for a commit the app repository does not have", async () => {
-    const response = await postBundle(project.id, { headers: owner.headers, body: JSON.stringify({ commitSha: "ABCDEF0123456789ABCDEF0123456789ABCDEF01" }) });
-    expect(response.status).toBe(404);
-    expect((await response.json()).error.code).toBe("commit_not_found");
+  it("fails the job with commit_not_found, without retries, for a commit the app repository does not have", async () => {
+    const job = await buildBundle(project.id, JSON.stringify({ commitSha: "ABCDEF0123456789ABCDEF0123456789ABCDEF01" }));
+    expect(job).toMatchObject({ state: "failed", attempts: 1, result: null, error: { code: "commit_not_found" } });
+    // The job's status is the project owner's only, under the project only.
+    const readJob = (projectId: string, jobId: string, headers: Record<string, string>) =>
+      jobRoute(new Request(`${BASE}/api/projects/${projectId}/jobs/${jobId}`, { headers }), { params: Promise.resolve({ id: projectId, jobId }) });
+    expect((await readJob(project.id, job.id, stranger.headers)).status).toBe(404);
+    expect((await readJob(project.id, job.id, {})).status).toBe(401);
+    const other = await insertProject(await getStore(), { ownerId: owner.user.id, name: "Other" });
+    expect((await readJob(other.id, job.id, owner.headers)).status).toBe(404);
+    expect(await (await readJob(project.id, "not-a-job", owner.headers)).json()).toMatchObject({ error: { code: "job_not_found" } });
   });
 
   it("is for the owner only, and validates the body", async () => {
@@ -105,22 +117,20 @@ describe("POST /api/projects/<id>/bundles", () => {
   it("creates the sandbox of a project that has none yet, then builds it", async () => {
     const db = await getStore();
     const bare = await insertProject(db, { ownerId: owner.user.id, name: "No sandbox yet" });
-    const response = await postBundle(bare.id, { headers: owner.headers });
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ success: true });
+    expect(await buildBundle(bare.id)).toMatchObject({ state: "succeeded", result: { success: true } });
     const stored = await getProject(db, bare.id);
     expect(stored?.sandboxId).toEqual(expect.any(String));
     await getSandboxProvider().kill(stored!.sandboxId!);
   });
 
-  it("answers 422 with success false and the command's message when the export fails", async () => {
+  it("fails the job at once with bundle_export_failed and the command's message when the export fails", async () => {
     useExportCommand('echo "SyntaxError: app/index.tsx: Unexpected token (3:4)" >&2; exit 1');
     try {
-      const response = await postBundle(project.id, { headers: owner.headers });
-      expect(response.status).toBe(422);
-      expect(await response.json()).toEqual({
-        success: false,
-        commitSha: await headOf(),
+      const job = await buildBundle(project.id);
+      expect(job).toMatchObject({
+        state: "failed",
+        attempts: 1,
+        result: null,
         error: { code: "bundle_export_failed", message: expect.stringContaining("SyntaxError: app/index.tsx: Unexpected token (3:4)") },
       });
     } finally {

@@ -227,8 +227,15 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     const appDir = path.join(server.dataDir, "sandboxes", sandboxId, "home", "app");
     const [newer, older] = execFileSync("git", ["log", "-2", "--format=%H"], { cwd: appDir, encoding: "utf8" }).trim().split("\n");
     for (const commitSha of [older, newer]) {
-      const build = await callFromPage(`/api/projects/${projectId}/bundles`, { commitSha });
-      expect(build, JSON.stringify(build.body)).toMatchObject({ status: 200, body: { success: true, commitSha } });
+      const queued = await callFromPage(`/api/projects/${projectId}/bundles`, { commitSha });
+      expect(queued, JSON.stringify(queued.body)).toMatchObject({ status: 202, body: { kind: "bundle-build" } });
+      // The build is a background job: follow it through its status route until it is done.
+      let job = queued.body;
+      while (job.state === "queued" || job.state === "running") {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        job = (await callFromPage(`/api/projects/${projectId}/jobs/${job.id}`)).body;
+      }
+      expect(job, JSON.stringify(job)).toMatchObject({ state: "succeeded", result: { success: true, commitSha } });
     }
 
     await page.reload();

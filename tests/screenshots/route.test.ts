@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as screenshotsRoute } from "@/app/api/projects/[id]/screenshots/route";
 import { getBlobStore } from "@/lib/blob";
 import { getBrowserPool, screenshotPathname } from "@/lib/screenshots";
+import { awaitQueuedJob } from "../helpers/jobs";
 import { createTestUser } from "../helpers/users";
 import { pngPixels, pngSize } from "../helpers/png";
 import { startCloudFixture, type CloudFixture } from "../cloud/fixture";
@@ -13,6 +14,9 @@ const shoot = (projectId: string, headers: Record<string, string>) =>
   screenshotsRoute(new Request(`http://localhost/api/projects/${projectId}/screenshots`, { method: "POST", headers }), {
     params: Promise.resolve({ id: projectId }),
   });
+
+/** Queues screenshots as the owner and waits for the job; its result is what the route answered before jobs. */
+const shootAndWait = async (projectId: string) => awaitQueuedJob(await shoot(projectId, fx.owner.headers), fx.owner.headers);
 
 async function storedBytes(pathname: string): Promise<{ bytes: Uint8Array; contentType: string }> {
   const blob = await getBlobStore().get(pathname);
@@ -31,10 +35,9 @@ afterAll(async () => {
 describe("POST /api/projects/<id>/screenshots", () => {
   it("stores a 750×1334 mobile and a 1920×1080 desktop PNG of the preview, reusing one browser", async () => {
     const project = await fx.newProject();
-    const response = await shoot(project.id, fx.owner.headers);
-    expect(response.status).toBe(200);
-    const body = await response.json();
-    expect(body).toEqual({
+    const job = await shootAndWait(project.id);
+    expect(job).toMatchObject({ kind: "screenshots", state: "succeeded", attempts: 1 });
+    expect(job.result).toEqual({
       mobileUrl: expect.stringMatching(new RegExp(`/blob/${screenshotPathname(project.id, "mobile")}$`)),
       desktopUrl: expect.stringMatching(new RegExp(`/blob/${screenshotPathname(project.id, "desktop")}$`)),
     });
@@ -46,7 +49,7 @@ describe("POST /api/projects/<id>/screenshots", () => {
 
     // A second job overwrites the fixed paths with the same warm browser.
     const launches = getBrowserPool().launches;
-    expect((await shoot(project.id, fx.owner.headers)).status).toBe(200);
+    expect((await shootAndWait(project.id)).state).toBe("succeeded");
     expect(getBrowserPool().launches).toBe(launches);
   });
 
@@ -68,7 +71,7 @@ describe("POST /api/projects/<id>/screenshots", () => {
       await page.close();
     }
 
-    expect((await shoot(project.id, fx.owner.headers)).status).toBe(200);
+    expect((await shootAndWait(project.id)).state).toBe("succeeded");
     // The picture holds more than a blank page: text pixels differ from the background.
     const { rgba } = pngPixels((await storedBytes(screenshotPathname(project.id, "mobile"))).bytes);
     const colours = new Map<number, number>();

@@ -1,31 +1,26 @@
 import { bundleBody } from "@/lib/api-contract/schemas";
 import { requireProjectOwner } from "@/lib/auth";
-import { buildProjectBundle } from "@/lib/bundles/project-build";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
+import { enqueueProjectJob, JOB_KINDS, projectJobPath } from "@/lib/jobs";
 import { getStore } from "@/lib/store";
 import { listProjectBundles } from "@/lib/updates/releases";
-import { openProjectSandbox } from "@/lib/workspace";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
 
 /**
- * POST /api/projects/<id>/bundles (owner only): exports the app in the project's sandbox and
- * uploads the static iOS bundle (spec 4.4). 200 `{success: true, manifestUrl, bundleUrl,
- * commitSha}`; no body (or `{}`) builds the app repository's HEAD. A failed build answers
- * `{success: false, error: {code, message}}`: 422 when the export fails (the message quotes the
- * CLI's redacted output), 404 for an unknown commit, 502 when the sandbox or blob store fails;
- * nothing is uploaded then.
+ * POST /api/projects/<id>/bundles (owner only): queues a job that exports the app in the
+ * project's sandbox and uploads the static iOS bundle (spec 4.4); no body (or `{}`) builds the
+ * app repository's HEAD. 202 with the job and its Location; once succeeded its result is
+ * `{success: true, manifestUrl, bundleUrl, commitSha}`. A failed export fails the job with
+ * `bundle_export_failed` (the message quotes the CLI's redacted output), an unknown commit with
+ * `commit_not_found`; a sandbox or blob store failure is retried first. Nothing is uploaded then.
  */
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
   const body = await parseJsonBody(request, bundleBody, { optional: true });
-  const result = await buildProjectBundle(project, await openProjectSandbox(project), body);
-  if (result.success) return Response.json(result);
-  return Response.json(
-    { success: false, commitSha: result.commitSha, error: { code: result.code, message: result.error } },
-    { status: result.status },
-  );
+  const job = await enqueueProjectJob(JOB_KINDS.bundleBuild, project.id, body ?? {});
+  return Response.json(job, { status: 202, headers: { location: projectJobPath(project.id, job.id) } });
 });
 
 /**

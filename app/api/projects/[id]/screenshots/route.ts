@@ -1,20 +1,20 @@
 import { requireProjectOwner } from "@/lib/auth";
-import { getBlobStore } from "@/lib/blob";
 import { methodNotAllowed, route } from "@/lib/http";
-import { ensureAppDevServer } from "@/lib/dev-servers";
-import { getBrowserPool, takeProjectScreenshots } from "@/lib/screenshots";
-import { openProjectSandbox } from "@/lib/workspace";
+import { enqueueProjectJob, JOB_KINDS, projectJobPath } from "@/lib/jobs";
+import { getBrowserPool } from "@/lib/screenshots";
 
 export const dynamic = "force-dynamic";
 
-/** Screenshots the project's preview (mobile + desktop) → `{ mobileUrl, desktopUrl }`. */
+/**
+ * Queues screenshots of the project's preview (mobile + desktop): 202 with the job and its
+ * Location; once succeeded its result is `{ mobileUrl, desktopUrl }`.
+ */
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  // Without a browser, answer 503 at once rather than after starting the preview.
+  // Without a browser, answer 503 at once rather than queue a job that cannot run.
   await getBrowserPool().get();
-  // After a service restart nothing serves the preview until it is started again.
-  const previewUrl = await ensureAppDevServer(await openProjectSandbox(project));
-  return Response.json(await takeProjectScreenshots(project.id, previewUrl, { blob: getBlobStore() }));
+  const job = await enqueueProjectJob(JOB_KINDS.screenshots, project.id);
+  return Response.json(job, { status: 202, headers: { location: projectJobPath(project.id, job.id) } });
 });
 
 export const { GET, HEAD, PUT, PATCH, DELETE } = methodNotAllowed(["POST"]);
