@@ -1,4 +1,6 @@
+import { setTimeout } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import type { ApiJob } from "@/lib/api-contract/types";
 import { BadRequestError, NotFoundError } from "@/lib/errors";
 import type { OpenProjectSandbox } from "@/lib/projects";
 import type { SqlExecutor } from "@/lib/store";
@@ -24,17 +26,25 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
   return { projectId: values.project, commitSha: values.commit, commitMessage: values.message };
 }
 
-/** What the bundle route answers: the build result, or a failed build's `{ success: false, error }`. */
+/** A build through the server: its job's result, or a failed job's `{ success: false, error }`. */
 type ServerBuildAnswer = { success: true } | { success: false; error: { code: string; message: string } };
 
-/** Builds through a running server (POST /api/projects/<id>/bundles); a failed build's answer (4xx/5xx with `success: false`) is returned. */
-function buildThroughServer(api: ServerApi, command: BuildCommand): Promise<ServerBuildAnswer> {
-  return api.request<ServerBuildAnswer>(
-    "POST",
-    `/api/projects/${encodeURIComponent(command.projectId)}/bundles`,
-    { commitSha: command.commitSha, commitMessage: command.commitMessage },
-    (payload) => "success" in payload && payload.success === false,
-  );
+/** How often a CLI asks a running server how its build job is doing. */
+const JOB_POLL_MS = 500;
+
+/**
+ * Builds through a running server: POST /api/projects/<id>/bundles queues a job (202), which is
+ * followed on its status route until it succeeded (its result is the build's) or failed.
+ */
+async function buildThroughServer(api: ServerApi, command: BuildCommand): Promise<ServerBuildAnswer> {
+  const projectPath = `/api/projects/${encodeURIComponent(command.projectId)}`;
+  let job = await api.request<ApiJob>("POST", `${projectPath}/bundles`, { commitSha: command.commitSha, commitMessage: command.commitMessage });
+  while (job.state === "queued" || job.state === "running") {
+    await setTimeout(JOB_POLL_MS);
+    job = await api.request<ApiJob>("GET", `${projectPath}/jobs/${encodeURIComponent(job.id)}`);
+  }
+  if (job.state === "failed") return { success: false, error: job.error ?? { code: "job_failed", message: "The build job failed." } };
+  return job.result as ServerBuildAnswer;
 }
 
 /**
