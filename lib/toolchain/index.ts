@@ -16,7 +16,9 @@ export type { ToolchainState } from "./state";
  * The app toolchain: the npm dependencies of an app template (Expo, Metro, React Native Web…),
  * installed once from the registry into a machine-wide directory and hard-linked into every new
  * local sandbox, so a sandbox has a working `node_modules` in well under a second. It plays the
- * part of the dependencies E2B bakes into a sandbox template's image.
+ * part of the dependencies E2B bakes into a sandbox template's image. Like such an image, it also
+ * holds the backend package the enable step adds: an app's lock file stays the template's, and
+ * enabling only records the package npm finds installed, instead of fetching and unpacking it.
  */
 
 /** Thrown when the toolchain cannot be prepared; the message says what npm answered. */
@@ -39,7 +41,10 @@ export interface ToolchainOptions {
 
 /** A prepared toolchain for one template. */
 export interface PreparedToolchain {
-  /** Directory holding `package.json`, `package-lock.json` and `node_modules`. */
+  /**
+   * Directory holding `package.json`, `package-lock.json` and `node_modules` (the template's
+   * dependencies plus the backend package), and {@link APP_LOCKFILE}.
+   */
   root: string;
 }
 
@@ -48,6 +53,8 @@ export interface PreparedToolchain {
 const READY_MARKER = ".ready";
 /** npm rewrites this file in place on every install, so sandboxes get a copy, never a link. */
 const HIDDEN_LOCKFILE = path.join("node_modules", ".package-lock.json");
+/** The template's own lock file (without the backend package), which a new app starts from. */
+const APP_LOCKFILE = "app-package-lock.json";
 const INSTALL_TIMEOUT_MS = 20 * 60_000;
 const exec = promisify(execFile);
 
@@ -155,7 +162,12 @@ export class AppToolchain {
 
   private async rootFor(templateRoot: string): Promise<string> {
     const manifest = await fs.readFile(path.join(templateRoot, "package.json"));
-    const key = crypto.createHash("sha256").update(manifest).update(`${process.platform}-${process.arch}-${process.versions.modules}`).digest("hex").slice(0, 16);
+    const key = crypto
+      .createHash("sha256")
+      .update(manifest)
+      .update(`${process.platform}-${process.arch}-${process.versions.modules}-${BACKEND_PACKAGE}@${BACKEND_PACKAGE_RANGE}`)
+      .digest("hex")
+      .slice(0, 16);
     return path.join(this.options.dir, `${path.basename(templateRoot)}-${key}`);
   }
 
@@ -171,8 +183,8 @@ export class AppToolchain {
 
   /**
    * Gives an app directory the template's dependencies: `node_modules` hard-linked from the
-   * toolchain (copied where links cannot cross file systems) and the lock file, so the first
-   * commit records exactly what is installed.
+   * toolchain (copied where links cannot cross file systems), the hidden lock file describing
+   * them, and the template's lock file, which the first commit records.
    */
   async linkInto(templateRoot: string, appDir: string): Promise<void> {
     const { root } = await this.prepare(templateRoot);
@@ -186,7 +198,7 @@ export class AppToolchain {
     await fs.rm(hiddenLock, { force: true });
     await fs.copyFile(path.join(root, HIDDEN_LOCKFILE), hiddenLock);
     await fs.chmod(hiddenLock, 0o644);
-    await fs.copyFile(path.join(root, "package-lock.json"), path.join(appDir, "package-lock.json"));
+    await fs.copyFile(path.join(root, APP_LOCKFILE), path.join(appDir, "package-lock.json"));
     await fs.chmod(path.join(appDir, "package-lock.json"), 0o644);
   }
 
@@ -208,6 +220,20 @@ export class AppToolchain {
     }
   }
 
+  /**
+   * Writes the template's own lock file into `staging`: npm drops the backend package from the
+   * toolchain's lock (no download: the lock only), so every other version stays the installed one.
+   */
+  private async writeAppLockfile(manifest: Buffer, staging: string): Promise<void> {
+    const dir = path.join(staging, ".app-lock");
+    await fs.mkdir(dir);
+    await fs.writeFile(path.join(dir, "package.json"), manifest);
+    await fs.copyFile(path.join(staging, "package-lock.json"), path.join(dir, "package-lock.json"));
+    await runNpm(["install", "--package-lock-only", "--no-audit", "--no-fund", "--prefer-offline"], dir, this.options);
+    await fs.rename(path.join(dir, "package-lock.json"), path.join(staging, APP_LOCKFILE));
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+
   private async install(manifest: Buffer, root: string): Promise<void> {
     const report = this.options.onProgress ?? ((line: string) => log.info(line));
     const staging = path.join(this.options.dir, `.install-${crypto.randomBytes(6).toString("hex")}`);
@@ -223,10 +249,9 @@ export class AppToolchain {
     }, this.options.progressIntervalMs ?? 5_000);
     try {
       await fs.mkdir(staging, { recursive: true });
-      await fs.writeFile(path.join(staging, "package.json"), manifest);
+      await fs.writeFile(path.join(staging, "package.json"), withBackendPackage(manifest));
       await runNpm(["install", "--no-audit", "--no-fund", "--prefer-offline"], staging, this.options);
-      // Enable adds the backend package to an app later: have it in the shared cache already.
-      await runNpm(["cache", "add", `${BACKEND_PACKAGE}@${BACKEND_PACKAGE_RANGE}`], staging, this.options);
+      await this.writeAppLockfile(manifest, staging);
       await makeFilesReadOnly(path.join(staging, "node_modules"));
       const packages = await countPackages(path.join(staging, "node_modules"));
       await fs.writeFile(path.join(staging, READY_MARKER), new Date().toISOString());
@@ -240,6 +265,13 @@ export class AppToolchain {
       await fs.rm(staging, { recursive: true, force: true }).catch(() => undefined);
     }
   }
+}
+
+/** The toolchain's package.json: the template's, with the backend package among its dependencies. */
+function withBackendPackage(manifest: Buffer): string {
+  const parsed = JSON.parse(manifest.toString("utf8")) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  if (parsed.dependencies?.[BACKEND_PACKAGE] || parsed.devDependencies?.[BACKEND_PACKAGE]) return manifest.toString("utf8");
+  return JSON.stringify({ ...parsed, dependencies: { ...parsed.dependencies, [BACKEND_PACKAGE]: BACKEND_PACKAGE_RANGE } }, null, 2);
 }
 
 /** The template new projects start from; its toolchain is the one prepared at start. */

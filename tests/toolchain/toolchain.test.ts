@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BACKEND_PACKAGE } from "@/lib/app-names";
 import { AppToolchain, ToolchainError } from "@/lib/toolchain";
 
 // A one-package template keeps the real npm install short; the toolchain treats every template alike.
@@ -38,7 +39,9 @@ describe("AppToolchain", () => {
     expect(await toolchain.isReady(templateRoot)).toBe(true);
     expect(JSON.parse(await fs.readFile(path.join(root, "node_modules", "is-number", "package.json"), "utf8")).version).toBe("7.0.0");
     expect(progress[0]).toMatch(/^Preparing the app toolchain \(first use\)/);
-    expect(progress.at(-1)).toMatch(/^App toolchain ready: 1 packages in \d+ s\.$/);
+    // The template's package, and the backend package the enable step adds, like a sandbox image.
+    expect(JSON.parse(await fs.readFile(path.join(root, "node_modules", BACKEND_PACKAGE, "package.json"), "utf8")).name).toBe(BACKEND_PACKAGE);
+    expect(progress.at(-1)).toMatch(/^App toolchain ready: \d+ packages in \d+ s\.$/);
   });
 
   it("hard-links node_modules into an app, copies the lock files, and keeps the shared files read-only", async () => {
@@ -58,6 +61,11 @@ describe("AppToolchain", () => {
       expect(copy.ino, file).not.toBe((await fs.stat(path.join(root, file))).ino);
       expect(copy.mode & 0o200, file).not.toBe(0);
     }
+    // The app's lock file is the template's: the backend package is installed but not yet a dependency.
+    const appLock = JSON.parse(await fs.readFile(path.join(app, "package-lock.json"), "utf8")) as { packages: Record<string, { version?: string }> };
+    expect(appLock.packages["node_modules/is-number"].version).toBe("7.0.0");
+    expect(appLock.packages[`node_modules/${BACKEND_PACKAGE}`]).toBeUndefined();
+    expect(await fs.stat(path.join(app, "node_modules", BACKEND_PACKAGE, "package.json"))).toBeTruthy();
     // A directory of the app stays writable: npm adds packages there.
     await fs.writeFile(path.join(app, "node_modules", "is-number", "added.txt"), "ok");
   });
