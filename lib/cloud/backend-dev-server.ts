@@ -1,5 +1,3 @@
-import fs from "node:fs";
-import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { createErrorReporter } from "@/lib/devlog";
 import { log } from "@/lib/log";
@@ -10,28 +8,24 @@ import {
   APP_DIR,
   findProcessesByRole,
   roleEnvs,
-  SANDBOX_HOME,
   stopProcessesByRole,
   type CommandHandle,
   type Sandbox,
 } from "@/lib/sandbox";
+import { pushOutcomeOf, type BackendPush } from "./backend-push";
 
 export const BACKEND_DEV_SERVER_ROLE = "backend-dev-server";
 
-/** Where the local watcher is placed in a sandbox (outside the app repository). */
-const LOCAL_DEV_SCRIPT = `${SANDBOX_HOME}/.backend-dev/watch-convex.mjs`;
-const LOCAL_DEV_SCRIPT_SOURCE = path.join(/*turbopackIgnore: true*/ process.cwd(), "templates", "backend-dev", "watch-convex.mjs");
-
 /**
- * Default commands. The URL and admin key arrive as environment variables of the process, so
- * they never appear in the command text we log. Hosted: the real CLI, non-interactive (`CI=1`
- * also disables its telemetry and colours). Local: the emulated deployment cannot take a push
- * yet, so a watcher runs the real CLI's offline code generation and type check after each change.
+ * The backend dev server of both modes: the real CLI, non-interactive (`CI=1` also disables its
+ * telemetry and colours), pushing to the hosted deployment or to the local emulated one. The URL
+ * and admin key arrive as environment variables of the process, so they never appear in the
+ * command text we log. The typecheck stays at the CLI's default (`try`: `tsc` runs before each
+ * push when the app has TypeScript, and a type error stops the push), so type errors reach the
+ * error channel with file and line. `--tail-logs always` prints the functions' logs and uncaught
+ * errors (the deployment's `stream_function_logs`), even while a push runs.
  */
-const DEFAULT_COMMANDS = {
-  hosted: 'npx convex dev --url "$BACKEND_DEPLOYMENT_URL" --admin-key "$BACKEND_ADMIN_KEY" --typecheck=disable --tail-logs always',
-  local: `node ${LOCAL_DEV_SCRIPT}`,
-} as const;
+const DEFAULT_COMMAND = 'npx convex dev --url "$BACKEND_DEPLOYMENT_URL" --admin-key "$BACKEND_ADMIN_KEY" --tail-logs always';
 
 export interface BackendDevServerOptions {
   adminKey: string;
@@ -48,6 +42,8 @@ interface AttachedServer {
   handle: CommandHandle;
   /** Settles once the server ended and its last buffered errors were published. */
   reported: Promise<void>;
+  /** Its latest push, as its output tells. */
+  push: BackendPush;
 }
 const attached = () => processSingleton("attachedBackendDevServers", () => new Map<string, AttachedServer>());
 
@@ -56,8 +52,10 @@ export function isBackendDevServerAttached(sandbox: Sandbox): boolean {
   return attached().has(sandbox.sandboxId);
 }
 
-async function installLocalWatcher(sandbox: Sandbox): Promise<void> {
-  await sandbox.files.write(LOCAL_DEV_SCRIPT, fs.readFileSync(LOCAL_DEV_SCRIPT_SOURCE, "utf8"));
+/** The latest push of the backend dev server this process reads the output of; null when it reads none. */
+export function backendPushOf(sandbox: Sandbox): BackendPush | null {
+  const push = attached().get(sandbox.sandboxId)?.push;
+  return push ? { ...push } : null;
 }
 
 /** Whether the backend dev server of a sandbox is running. */
@@ -90,7 +88,7 @@ export async function startBackendDevServer(
 ): Promise<boolean> {
   const config = getConfig();
   registerSecret(options.adminKey);
-  const command = config.BACKEND_DEV_COMMAND ?? DEFAULT_COMMANDS[config.BACKEND_PROVIDER];
+  const command = config.BACKEND_DEV_COMMAND ?? DEFAULT_COMMAND;
   const reporter = createErrorReporter({
     projectId,
     source: "backend-dev",
@@ -99,7 +97,12 @@ export async function startBackendDevServer(
   });
   try {
     await stopBackendDevServer(sandbox);
-    if (!config.BACKEND_DEV_COMMAND && config.BACKEND_PROVIDER === "local") await installLocalWatcher(sandbox);
+    const push: BackendPush = { state: "pushing", at: new Date() };
+    const read = (line: string) => {
+      const outcome = pushOutcomeOf(line);
+      if (outcome) Object.assign(push, { state: outcome, at: new Date() });
+      reporter.write(line);
+    };
     const handle = await sandbox.commands.run(command, {
       background: true,
       cwd: APP_DIR,
@@ -110,15 +113,15 @@ export async function startBackendDevServer(
         BACKEND_ADMIN_KEY: options.adminKey,
         CI: "1",
       },
-      onStdout: (line) => reporter.write(line),
-      onStderr: (line) => reporter.write(line),
+      onStdout: read,
+      onStderr: read,
     });
     // Flush what is buffered when the server ends, whatever the reason.
     const ended = async () => {
       if (attached().get(sandbox.sandboxId)?.handle === handle) attached().delete(sandbox.sandboxId);
       await reporter.close();
     };
-    attached().set(sandbox.sandboxId, { handle, reported: handle.wait().then(ended, ended) });
+    attached().set(sandbox.sandboxId, { handle, reported: handle.wait().then(ended, ended), push });
     return true;
   } catch (error) {
     await reporter.close();
