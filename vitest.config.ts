@@ -23,6 +23,7 @@ const UNIT_TESTS = [
   "tests/blob/helpers.test.ts",
   "tests/blob/route.test.ts",
   "tests/cli/env.test.ts",
+  "tests/cloud/backend-push.test.ts",
   "tests/config.test.ts",
   "tests/dashboard/error-feed.test.ts",
   "tests/devlog/patterns.test.ts",

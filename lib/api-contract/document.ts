@@ -56,7 +56,7 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["post", "/api/backend/managed/connect", { summary: "Provision a managed backend without touching the sandbox", ok: s.managedConnectResponse, body: s.projectIdBody }],
   ["post", "/api/backend/managed/disconnect", { summary: "Disconnect the backend", ok: s.successBody, body: s.disconnectBody }],
   ["post", "/api/backend/dev/start", { summary: "Start the backend dev server", ok: s.backendDevStartResponse, body: s.projectIdBody }],
-  ["get", "/api/backend/status", { summary: "Backend state, dev server and missing sandbox wiring", ok: s.backendStatusResponse, query: s.projectIdQuery }],
+  ["get", "/api/backend/status", { summary: "Backend state, dev server, its latest push and missing sandbox wiring", ok: s.backendStatusResponse, query: s.projectIdQuery }],
   ["post", "/api/realtime/auth", { summary: "Authorize a private Pusher channel", ok: s.channelAuthorizationResponse, form: { mediaType: "application/x-www-form-urlencoded", schema: s.channelAuthorizationForm } }],
   ["get", "/api/toolchain", { summary: "The app toolchain's state", ok: s.toolchainResponse }],
   ["post", "/api/toolchain", { summary: "(Re)start preparing the app toolchain", ok: s.toolchainResponse, status: 202 }],

@@ -201,10 +201,24 @@ export const disconnectBody = z.object({ projectId: z.string().min(1), deleteBac
 
 export const backendDevStartResponse = z.strictObject({ success: z.boolean() });
 
+export const backendPush = z
+  .strictObject({
+    state: z.enum(["pushing", "pushed", "failed"]).meta({
+      description: "pushing: started, no outcome yet; then the latest push's outcome (`Convex functions ready!`, or a typecheck, bundling or push error).",
+    }),
+    at: isoTime,
+  })
+  .nullable()
+  .meta({
+    id: "BackendPush",
+    description: "The backend dev server's latest push as its output tells, and when its state was reached; null when the service does not read its output (stopped, or started before a restart).",
+  });
+
 export const backendStatusResponse = z
   .strictObject({
     backendProject: backendProjectState,
     backendDevServer: backendDevServerState,
+    backendPush,
     missingSandboxWiring: z.array(sandboxWiringStep),
   })
   .meta({ id: "BackendStatus" });

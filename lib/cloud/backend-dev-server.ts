@@ -1,5 +1,3 @@
-import fs from "node:fs";
-import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { createErrorReporter, type ErrorReporter } from "@/lib/devlog";
 import { currentInstance } from "@/lib/instance";
@@ -11,7 +9,6 @@ import {
   APP_DIR,
   findProcessesByRole,
   roleEnvs,
-  SANDBOX_HOME,
   stopProcessesByRole,
   type CommandHandle,
   type Sandbox,
@@ -25,23 +22,20 @@ import {
   takeDevServerLease,
 } from "@/lib/store/dev-server-leases";
 import type { InstanceIdentity } from "@/lib/store/instances";
+import { pushOutcomeOf, type BackendPush } from "./backend-push";
 
 export const BACKEND_DEV_SERVER_ROLE = "backend-dev-server";
 
-/** Where the local watcher is placed in a sandbox (outside the app repository). */
-const LOCAL_DEV_SCRIPT = `${SANDBOX_HOME}/.backend-dev/watch-convex.mjs`;
-const LOCAL_DEV_SCRIPT_SOURCE = path.join(/*turbopackIgnore: true*/ process.cwd(), "templates", "backend-dev", "watch-convex.mjs");
-
 /**
- * Default commands. The URL and admin key arrive as environment variables of the process, so
- * they never appear in the command text we log. Hosted: the real CLI, non-interactive (`CI=1`
- * also disables its telemetry and colours). Local: the emulated deployment cannot take a push
- * yet, so a watcher runs the real CLI's offline code generation and type check after each change.
+ * The backend dev server of both modes: the real CLI, non-interactive (`CI=1` also disables its
+ * telemetry and colours), pushing to the hosted deployment or to the local emulated one. The URL
+ * and admin key arrive as environment variables of the process, so they never appear in the
+ * command text we log. The typecheck stays at the CLI's default (`try`: `tsc` runs before each
+ * push when the app has TypeScript, and a type error stops the push), so type errors reach the
+ * error channel with file and line. `--tail-logs always` prints the functions' logs and uncaught
+ * errors (the deployment's `stream_function_logs`), even while a push runs.
  */
-const DEFAULT_COMMANDS = {
-  hosted: 'npx convex dev --url "$BACKEND_DEPLOYMENT_URL" --admin-key "$BACKEND_ADMIN_KEY" --typecheck=disable --tail-logs always',
-  local: `node ${LOCAL_DEV_SCRIPT}`,
-} as const;
+const DEFAULT_COMMAND = 'npx convex dev --url "$BACKEND_DEPLOYMENT_URL" --admin-key "$BACKEND_ADMIN_KEY" --tail-logs always';
 
 export interface BackendDevServerOptions {
   adminKey: string;
@@ -61,6 +55,8 @@ interface AttachedServer {
   reporter: ErrorReporter;
   /** Settles once the server ended and its last buffered errors were published. */
   reported: Promise<void>;
+  /** Its latest push, as its output tells; null for a server connected to until it reports one. */
+  push: BackendPush | null;
 }
 const attached = () => processSingleton("attachedBackendDevServers", () => new Map<string, AttachedServer>());
 
@@ -77,8 +73,22 @@ export async function isBackendDevServerAttached(sandbox: Sandbox, projectId: st
 const createReporter = (projectId: string, options: Pick<BackendDevServerOptions, "realtime" | "groupDelayMs">) =>
   createErrorReporter({ projectId, source: "backend-dev", realtime: options.realtime, groupDelayMs: options.groupDelayMs });
 
+/** A server's output: every line to the error scanner, and push outcomes into `server.push`. */
+function readOutput(server: Pick<AttachedServer, "push">, reporter: ErrorReporter): (line: string) => void {
+  return (line) => {
+    const outcome = pushOutcomeOf(line);
+    if (outcome) server.push = { state: outcome, at: new Date() };
+    reporter.write(line);
+  };
+}
+
 /** Tracks a server whose output `reporter` scans; when it ends, flushes and drops its lease. */
-function track(sandbox: Sandbox, projectId: string, owner: InstanceIdentity, handle: CommandHandle, reporter: ErrorReporter): void {
+function track(
+  sandbox: Sandbox,
+  projectId: string,
+  owner: InstanceIdentity,
+  { handle, reporter, output }: { handle: CommandHandle; reporter: ErrorReporter; output: Pick<AttachedServer, "push"> },
+): void {
   const ended = async () => {
     if (attached().get(sandbox.sandboxId)?.handle === handle) attached().delete(sandbox.sandboxId);
     await reporter.close();
@@ -90,7 +100,8 @@ function track(sandbox: Sandbox, projectId: string, owner: InstanceIdentity, han
       log.warn("dropping the lease of an ended backend dev server failed", { projectId, error }),
     );
   };
-  attached().set(sandbox.sandboxId, { sandbox, handle, reporter, reported: handle.wait().then(ended, ended) });
+  // The same object the output reader updates, so the push state stays live.
+  attached().set(sandbox.sandboxId, Object.assign(output, { sandbox, handle, reporter, reported: handle.wait().then(ended, ended) }));
 }
 
 /**
@@ -112,8 +123,10 @@ export async function detachBackendDevServers(): Promise<void> {
   );
 }
 
-async function installLocalWatcher(sandbox: Sandbox): Promise<void> {
-  await sandbox.files.write(LOCAL_DEV_SCRIPT, fs.readFileSync(LOCAL_DEV_SCRIPT_SOURCE, "utf8"));
+/** The latest push of the backend dev server this process reads the output of; null when it reads none. */
+export function backendPushOf(sandbox: Sandbox): BackendPush | null {
+  const push = attached().get(sandbox.sandboxId)?.push;
+  return push ? { ...push } : null;
 }
 
 /** Whether the backend dev server of a sandbox is running. */
@@ -148,13 +161,14 @@ export async function startBackendDevServer(
 ): Promise<boolean> {
   const config = getConfig();
   registerSecret(options.adminKey);
-  const command = config.BACKEND_DEV_COMMAND ?? DEFAULT_COMMANDS[config.BACKEND_PROVIDER];
+  const command = config.BACKEND_DEV_COMMAND ?? DEFAULT_COMMAND;
   const reporter = createReporter(projectId, options);
   try {
     const db = await getStore();
     const owner = await currentInstance(db);
     await stopBackendDevServer(sandbox);
-    if (!config.BACKEND_DEV_COMMAND && config.BACKEND_PROVIDER === "local") await installLocalWatcher(sandbox);
+    const output: Pick<AttachedServer, "push"> = { push: { state: "pushing", at: new Date() } };
+    const read = readOutput(output, reporter);
     const handle = await sandbox.commands.run(command, {
       background: true,
       cwd: APP_DIR,
@@ -165,13 +179,13 @@ export async function startBackendDevServer(
         BACKEND_ADMIN_KEY: options.adminKey,
         CI: "1",
       },
-      onStdout: (line) => reporter.write(line),
-      onStderr: (line) => reporter.write(line),
+      onStdout: read,
+      onStderr: read,
     });
     // Taken once the server runs (a failed start leaves no lease), before tracking it (a server
     // that ended already drops it).
     await takeDevServerLease(db, { projectId, sandboxId: sandbox.sandboxId, owner, pid: handle.pid });
-    track(sandbox, projectId, owner, handle, reporter);
+    track(sandbox, projectId, owner, { handle, reporter, output });
     return true;
   } catch (error) {
     await reporter.close();
@@ -195,8 +209,10 @@ export async function connectBackendDevServer(
   if (!connect || !(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).some((info) => info.pid === pid)) return false;
   const reporter = createReporter(projectId, options);
   try {
-    const handle = await connect(pid, { onStdout: (line) => reporter.write(line), onStderr: (line) => reporter.write(line) });
-    track(sandbox, projectId, await currentInstance(await getStore()), handle, reporter);
+    const output: Pick<AttachedServer, "push"> = { push: null };
+    const read = readOutput(output, reporter);
+    const handle = await connect(pid, { onStdout: read, onStderr: read });
+    track(sandbox, projectId, await currentInstance(await getStore()), { handle, reporter, output });
     return true;
   } catch (error) {
     await reporter.close();

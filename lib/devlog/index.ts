@@ -1,3 +1,3 @@
-export { ERROR_PATTERNS, ERROR_PATTERN_SOURCE, type ErrorPattern } from "./patterns";
+export { ERROR_PATTERNS, ERROR_PATTERN_SOURCE, isSuccessLine, type ErrorPattern } from "./patterns";
 export { createLogScanner, DEFAULT_GROUP_DELAY_MS, type LogScanner, type LogScannerOptions, type LogScannerStats } from "./scanner";
 export { classifyError, createErrorReporter, type ErrorReporter, type ErrorReporterOptions } from "./reporter";

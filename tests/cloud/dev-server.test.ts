@@ -85,6 +85,9 @@ describe("backend dev server", () => {
     ]);
     for (const { payload } of events) expect(payload).toMatchObject({ projectId: project.id, source: "backend-dev" });
     expect(events[1].payload.type).toBe("build-error");
+    // The push it reported: ready, then the ✖ failure mark; what followed carried no outcome.
+    const status = await (await statusRoute(new Request(`http://localhost/api/backend/status?projectId=${project.id}`, { headers: fx.owner.headers }), undefined)).json();
+    expect(status.backendPush).toEqual({ state: "failed", at: expect.any(String) });
   });
 
   it("never leaves two backend dev servers and reports status", async () => {
@@ -96,9 +99,15 @@ describe("backend dev server", () => {
 
     const status = async () =>
       (await statusRoute(new Request(`http://localhost/api/backend/status?projectId=${project.id}`, { headers: fx.owner.headers }), undefined)).json();
-    expect(await status()).toEqual({ backendProject: expect.objectContaining({ kind: "connected" }), backendDevServer: "running", missingSandboxWiring: [] });
+    expect(await status()).toEqual({
+      backendProject: expect.objectContaining({ kind: "connected" }),
+      backendDevServer: "running",
+      // Where the stand-in's output has got to by now: before, at or after its success and failure marks.
+      backendPush: { state: expect.stringMatching(/^(pushing|pushed|failed)$/), at: expect.any(String) },
+      missingSandboxWiring: [],
+    });
     await stopBackendDevServer(sandbox);
-    expect((await status()).backendDevServer).toBe("stopped");
+    expect(await status()).toMatchObject({ backendDevServer: "stopped", backendPush: null });
   });
 
   it("refuses to start the dev server of a project without a backend", async () => {

@@ -63,21 +63,21 @@ describe("createLogScanner: resolved", () => {
   });
 
   it("reports nothing for success lines without errors before them", () => {
-    expect(scanEvents([`${READY}\n`, "✔ Functions in convex/ are ready: codegen and typecheck passed (2.3s); watching for changes.\n"])).toEqual([]);
+    expect(scanEvents([`${READY}\n`, "✔ No indexes are deleted by this push\n"])).toEqual([]);
   });
 
-  it("resolves each run of errors separately, with coloured success lines and the local watcher's line", () => {
-    const watcherReady = "✔ Functions in convex/ are ready: codegen and typecheck passed (2.3s); watching for changes.";
+  it("resolves each run of errors separately, with plain and coloured success lines", () => {
+    const readyAgain = "✔ 13:29:10 Convex functions ready! (2.3s)";
     const chunks = [
       "convex/messages.ts:3:92 - error TS2322: Type 'number' is not assignable to type 'string'.\n",
-      "Watching convex/ for changes.\n",
-      `${watcherReady}\n`,
+      "- Preparing Convex functions...\n",
+      `${readyAgain}\n`,
       "✖ Error: Unable to start push\n",
       `\u001b[32m${READY.slice(0, 1)}\u001b[39m${READY.slice(1)}\n`,
     ];
     expect(scanEvents(chunks)).toEqual([
       "error: convex/messages.ts:3:92 - error TS2322: Type 'number' is not assignable to type 'string'.",
-      `resolved: ${watcherReady}`,
+      `resolved: ${readyAgain}`,
       "error: ✖ Error: Unable to start push",
       `resolved: ${READY}`,
     ]);

@@ -5,7 +5,7 @@ import { methodNotAllowed, parseQuery, route } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
-/** `{ backendProject, backendDevServer, missingSandboxWiring }` of a project the caller owns. */
+/** `{ backendProject, backendDevServer, backendPush, missingSandboxWiring }` of a project the caller owns. */
 export const GET = route(async (request) => {
   const user = await requireUser(request);
   const { projectId } = parseQuery(request, projectIdQuery);
