@@ -1,6 +1,5 @@
 import { setTimeout } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import type { ApiJob } from "@/lib/api-contract/types";
 import { BadRequestError, NotFoundError } from "@/lib/errors";
 import type { OpenProjectSandbox } from "@/lib/projects";
 import type { SqlExecutor } from "@/lib/store";
@@ -29,6 +28,14 @@ export function parseBuildArgs(argv: string[]): BuildCommand {
 /** A build through the server: its job's result, or a failed job's `{ success: false, error }`. */
 type ServerBuildAnswer = { success: true } | { success: false; error: { code: string; message: string } };
 
+/** The job the bundle route answers with (lib/api-contract `Job`), as far as this CLI reads it. */
+interface BuildJob {
+  id: string;
+  state: "queued" | "running" | "succeeded" | "failed";
+  result: unknown;
+  error: { code: string; message: string } | null;
+}
+
 /** How often a CLI asks a running server how its build job is doing. */
 const JOB_POLL_MS = 500;
 
@@ -38,10 +45,10 @@ const JOB_POLL_MS = 500;
  */
 async function buildThroughServer(api: ServerApi, command: BuildCommand): Promise<ServerBuildAnswer> {
   const projectPath = `/api/projects/${encodeURIComponent(command.projectId)}`;
-  let job = await api.request<ApiJob>("POST", `${projectPath}/bundles`, { commitSha: command.commitSha, commitMessage: command.commitMessage });
+  let job = await api.request<BuildJob>("POST", `${projectPath}/bundles`, { commitSha: command.commitSha, commitMessage: command.commitMessage });
   while (job.state === "queued" || job.state === "running") {
     await setTimeout(JOB_POLL_MS);
-    job = await api.request<ApiJob>("GET", `${projectPath}/jobs/${encodeURIComponent(job.id)}`);
+    job = await api.request<BuildJob>("GET", `${projectPath}/jobs/${encodeURIComponent(job.id)}`);
   }
   if (job.state === "failed") return { success: false, error: job.error ?? { code: "job_failed", message: "The build job failed." } };
   return job.result as ServerBuildAnswer;
