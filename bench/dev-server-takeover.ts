@@ -26,9 +26,8 @@ const { getConfig, reloadConfig } = await import("@/lib/config");
 const { getSandboxProvider } = await import("@/lib/sandbox");
 const { resetProcessSingletons } = await import("@/lib/singletons");
 const { getStore } = await import("@/lib/store");
-const { upsertCredentials } = await import("@/lib/store/credentials");
 const { getDevServerLease } = await import("@/lib/store/dev-server-leases");
-const { insertProject, updateProjectSandbox } = await import("@/lib/store/projects");
+const { insertConnectedProject } = await import("../tests/helpers/connected-project");
 
 const runs = Number(process.argv[2] ?? 5);
 const database = await createThrowawayDatabase();
@@ -38,20 +37,7 @@ reloadConfig();
 const db = await getStore();
 const owner = await createTestUser(db, "bench");
 const sandbox = await getSandboxProvider().create();
-const project = await insertProject(db, { ownerId: owner.user.id, name: "bench-takeover" });
-await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
-await upsertCredentials(db, {
-  projectId: project.id,
-  userId: owner.user.id,
-  mode: "managed",
-  teamSlug: "team",
-  projectSlug: "bench",
-  deploymentUrl: "https://happy-animal-123.convex.cloud",
-  deploymentName: "happy-animal-123",
-  adminKey: "prod:happy-animal-123|bench",
-  accessToken: null,
-  backendProjectId: 1,
-});
+const project = await insertConnectedProject(db, owner.user.id, sandbox.sandboxId, "bench-takeover");
 startBackendDevServerLeaseCheck(db);
 
 const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];

@@ -9,10 +9,10 @@ import { listStoredErrorNotifications } from "@/lib/realtime/error-notifications
 import { APP_DIR, findProcessesByRole, roleEnvs, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
 import { createE2BSandboxProvider } from "@/lib/sandbox/drivers/e2b";
 import { getStore, type Sql } from "@/lib/store";
-import { upsertCredentials } from "@/lib/store/credentials";
 import { getDevServerLease, takeDevServerLease } from "@/lib/store/dev-server-leases";
 import { registerInstance, type InstanceIdentity } from "@/lib/store/instances";
-import { insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
+import type { Project } from "@/lib/store/projects";
+import { insertConnectedProject } from "../helpers/connected-project";
 import { createDevServerControl } from "../e2e/dev-server-control";
 import { directoryE2BLib } from "../sandbox/fake-e2b";
 import { createTestUser } from "../helpers/users";
@@ -62,20 +62,7 @@ beforeAll(async () => {
   await sandbox.files.makeDir(APP_DIR);
   connections = (await (lib.Sandbox as unknown as { connect(id: string): Promise<{ connections: number[] }> }).connect(sandbox.sandboxId)).connections;
   const owner = await createTestUser(db, "Owner");
-  project = await insertProject(db, { ownerId: owner.user.id, name: "Chat app" });
-  await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
-  await upsertCredentials(db, {
-    projectId: project.id,
-    userId: owner.user.id,
-    mode: "managed",
-    teamSlug: "team",
-    projectSlug: "chat-app",
-    deploymentUrl: "https://happy-animal-123.convex.cloud",
-    deploymentName: "happy-animal-123",
-    adminKey: "prod:happy-animal-123|secret",
-    accessToken: null,
-    backendProjectId: 1,
-  });
+  project = await insertConnectedProject(db, owner.user.id, sandbox.sandboxId);
 });
 
 afterAll(async () => {

@@ -11,9 +11,9 @@ import { getSandboxProvider } from "@/lib/sandbox";
 import { isProcessAlive } from "@/lib/sandbox/drivers/local-os-processes";
 import { resetProcessSingletons } from "@/lib/singletons";
 import { getStore, type Sql } from "@/lib/store";
-import { upsertCredentials } from "@/lib/store/credentials";
 import { getDevServerLease } from "@/lib/store/dev-server-leases";
-import { insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
+import type { Project } from "@/lib/store/projects";
+import { insertConnectedProject } from "../helpers/connected-project";
 import { createDevServerControl } from "../e2e/dev-server-control";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { startServiceInstance, type ServiceInstance } from "../helpers/service-instances";
@@ -75,20 +75,7 @@ describeWithPostgres("backend dev server ownership across two instances on one P
     owner = await createTestUser(db, "Owner");
     // A sandbox, but no preview: no instance's start resumes this project's dev servers.
     const sandbox = await getSandboxProvider().create();
-    project = await insertProject(db, { ownerId: owner.user.id, name: "Chat app" });
-    await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
-    await upsertCredentials(db, {
-      projectId: project.id,
-      userId: owner.user.id,
-      mode: "managed",
-      teamSlug: "team",
-      projectSlug: "chat-app",
-      deploymentUrl: "https://happy-animal-123.convex.cloud",
-      deploymentName: "happy-animal-123",
-      adminKey: "prod:happy-animal-123|secret",
-      accessToken: null,
-      backendProjectId: 1,
-    });
+    project = await insertConnectedProject(db, owner.user.id, sandbox.sandboxId);
     startBackendDevServerLeaseCheck(db);
 
     // B's dashboard stream of the project's errors.
