@@ -4,8 +4,11 @@ import { createClient } from "@redis/client";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { parseConfig } from "@/lib/config";
+import { openStore, pgliteDirOf } from "@/lib/store";
+import { initializePgliteApart } from "@/lib/store/pglite";
 import { AppToolchain } from "@/lib/toolchain";
 import { TEST_POSTGRES_URL } from "./helpers/postgres-url";
+import { suiteScratchDir, toolchainDirBeside } from "./helpers/scratch";
 import { TEST_REDIS_URL } from "./helpers/redis-url";
 
 declare module "vitest" {
@@ -14,6 +17,12 @@ declare module "vitest" {
     postgresAvailable: boolean;
     /** Whether the test Redis answered; the Redis suites skip when it did not. */
     redisAvailable: boolean;
+    /** An embedded database, initialised and migrated, that each file's data directory starts from. */
+    pgliteTemplate: string;
+    /** The test files' TMPDIR, where their data directories go (tests/helpers/scratch.ts). */
+    scratchTempDir: string;
+    /** APP_TOOLCHAIN_DIR for the test files: on the scratch directory's file system. */
+    appToolchainDir: string;
   }
 }
 
@@ -90,14 +99,36 @@ const redis: Peer = {
 };
 
 /**
- * Checks the machine's peers, then prepares the app toolchain once per run (the first run on a
- * machine installs it from npm, with progress lines); every test file's sandboxes hard-link it.
+ * A new embedded database costs about 4 s of CPU (initdb in WebAssembly, then the migrations), and
+ * nearly every test file opens one: the run makes it once, the way the server's first start does,
+ * and each file's data directory starts from a copy (tests/setup.ts). Removed after the run.
  */
-export default async function setup(project: TestProject): Promise<void> {
+async function preparePgliteTemplate(tempDir: string): Promise<{ dir: string; remove: () => void }> {
+  const dataDir = fs.mkdtempSync(path.join(tempDir, "cbs-pglite-template-"));
+  await initializePgliteApart(pgliteDirOf(dataDir));
+  const sql = await openStore({ dataDir });
+  await sql.close();
+  return { dir: pgliteDirOf(dataDir), remove: () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+/**
+ * Checks the machine's peers, then prepares the app toolchain once per run (the first run on a
+ * machine installs it from npm, with progress lines); every test file's sandboxes hard-link it,
+ * from a copy on the scratch directory's file system when that is another one.
+ */
+export default async function setup(project: TestProject): Promise<() => void> {
   const { APP_TOOLCHAIN_DIR, CHROMIUM_PATH } = parseConfig(process.env);
   requireChromium(CHROMIUM_PATH);
   project.provide("postgresAvailable", await probe(postgres));
   project.provide("redisAvailable", await probe(redis));
   const toolchain = new AppToolchain({ dir: APP_TOOLCHAIN_DIR, onProgress: (line) => console.log(line) });
-  await toolchain.prepare(path.resolve("templates", "app"));
+  const templateRoot = path.resolve("templates", "app");
+  const { root } = await toolchain.prepare(templateRoot);
+  const scratch = suiteScratchDir();
+  const tempDir = path.join(scratch, "tmp");
+  project.provide("scratchTempDir", tempDir);
+  project.provide("appToolchainDir", await toolchainDirBeside(scratch, templateRoot, root));
+  const pglite = await preparePgliteTemplate(tempDir);
+  project.provide("pgliteTemplate", pglite.dir);
+  return pglite.remove;
 }

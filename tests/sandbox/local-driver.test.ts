@@ -36,6 +36,19 @@ describe("local sandbox driver", () => {
     expect(stdout).toContain(`SANDBOX_ID=${sandbox.sandboxId}\n`);
   });
 
+  it("replaces a written file whole: hard links elsewhere keep the old bytes, permissions are kept, no draft is left", async () => {
+    const sandbox = await newSandbox();
+    await sandbox.files.write("/home/user/run.sh", "echo old\n");
+    await sandbox.commands.run("chmod 755 /home/user/run.sh && ln /home/user/run.sh /home/user/shared-copy");
+    await sandbox.files.write("/home/user/run.sh", "echo new\n");
+    expect(await sandbox.files.read("/home/user/run.sh")).toBe("echo new\n");
+    // A hard link (the way sandboxes share the app toolchain's files) still holds the old bytes.
+    expect(await sandbox.files.read("/home/user/shared-copy")).toBe("echo old\n");
+    expect((await sandbox.commands.run("stat -c %a /home/user/run.sh")).stdout.trim()).toBe("755");
+    const drafts = path.join(root, sandbox.sandboxId, "drafts");
+    expect(await fs.readdir(drafts)).toEqual([]);
+  });
+
   it("refuses to remove the home directory and refuses malformed sandbox ids", async () => {
     const sandbox = await newSandbox();
     await expect(sandbox.files.remove("/home/user")).rejects.toBeInstanceOf(InvalidArgumentError);

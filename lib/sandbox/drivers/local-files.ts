@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -24,9 +25,20 @@ async function orNotFound<T>(sandboxPath: string, operation: () => Promise<T>): 
   }
 }
 
-/** `sandbox.files` of the local driver: plain filesystem calls on checked host paths. */
+/**
+ * `sandbox.files` of the local driver: plain filesystem calls on checked host paths. A written
+ * file replaces the old one whole: its bytes go to a draft beside the sandbox's home, which is
+ * renamed into place, so a process killed mid-write leaves the old file rather than a truncated
+ * one (a package.json cut short breaks the app), and a file hard-linked from the app toolchain is
+ * replaced, never changed in place under every other sandbox.
+ */
 export class LocalFiles implements SandboxFiles {
-  constructor(private readonly paths: SandboxPaths) {}
+  /** Outside the home directory (invisible to the app and its git), on the same file system. */
+  private readonly draftsDir: string;
+
+  constructor(private readonly paths: SandboxPaths) {
+    this.draftsDir = path.join(path.dirname(paths.hostHome), "drafts");
+  }
 
   read(path: string, options?: { format?: "text" }): Promise<string>;
   read(path: string, options: { format: "bytes" }): Promise<Uint8Array>;
@@ -106,7 +118,18 @@ export class LocalFiles implements SandboxFiles {
     const hostPath = await this.paths.resolve(sandboxPath);
     await orNotFound(sandboxPath, async () => {
       await fs.mkdir(path.dirname(hostPath), { recursive: true });
-      await writeFile(hostPath);
+      await fs.mkdir(this.draftsDir, { recursive: true });
+      const draft = path.join(this.draftsDir, crypto.randomUUID());
+      try {
+        await writeFile(draft);
+        // A replaced file keeps its permissions (an executable script stays executable).
+        const replaced = await fs.stat(hostPath).catch(() => null);
+        if (replaced?.isFile()) await fs.chmod(draft, replaced.mode & 0o7777);
+        await fs.rename(draft, hostPath);
+      } catch (error) {
+        await fs.rm(draft, { force: true });
+        throw error;
+      }
     });
     return { name: path.basename(hostPath), path: this.paths.toSandbox(hostPath), type: "file" };
   }
