@@ -157,13 +157,21 @@ describe("the local backend dev server: the real convex dev", () => {
       // A window each: headless Chromium renders only the front tab of a window, and a click in a tab behind never lands.
       const [sender, watcher] = [await browser.newPage({ type: "window" }), await browser.newPage({ type: "window" })];
       const errors = [...recordPageErrors(sender), ...recordPageErrors(watcher)];
+      // A page that stays blank under load had no uncaught error so far: say which loads failed.
+      const failedLoads: string[] = [];
+      for (const page of [sender, watcher]) {
+        page.on("requestfailed", (request) => failedLoads.push(`${request.url().slice(0, 200)}: ${request.failure()?.errorText}`));
+        page.on("response", (response) => {
+          if (response.status() >= 400) failedLoads.push(`${response.url().slice(0, 200)}: ${response.status()}`);
+        });
+      }
       /** Waits until `condition(text)` holds in the page; on a timeout, says what the page shows. */
       const waitIn = async (page: Page, condition: (text: string) => boolean, text: string) => {
         try {
           await page.waitForFunction(condition, { timeout: 120_000, polling: 100 }, text);
         } catch (error) {
           const shown = await page.evaluate(() => document.body.innerText).catch(() => "(unreadable)");
-          throw new Error(`${String(error)}; the page shows ${JSON.stringify(shown)}; page errors: ${JSON.stringify(errors)}`);
+          throw new Error(`${String(error)}; the page shows ${JSON.stringify(shown)}; page errors: ${JSON.stringify(errors)}; failed loads: ${JSON.stringify(failedLoads)}`);
         }
       };
       // The load event waits for Metro's bundle, which it builds for the first visitor: minutes on a loaded machine.
