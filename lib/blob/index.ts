@@ -9,7 +9,7 @@ import type { BlobStore } from "./port";
 
 export * from "./errors";
 export { listAllBlobs } from "./list-all";
-export { putBlobFile } from "./put-file";
+export { flushBlobFile, putBlobFile } from "./put-file";
 export type * from "./port";
 export { isFsBlobStore, type FsBlobStore, type OpenedBlob } from "./drivers/fs";
 

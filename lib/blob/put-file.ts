@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { rm } from "node:fs/promises";
+import { open, rm } from "node:fs/promises";
 import { isFsBlobStore } from "./drivers/fs";
 import type { BlobStore, PutBlobResult, PutOptions } from "./port";
 
@@ -14,5 +14,26 @@ export async function putBlobFile(store: BlobStore, pathname: string, hostPath: 
     return await store.put(pathname, createReadStream(hostPath), options);
   } finally {
     await rm(hostPath, { force: true });
+  }
+}
+
+/**
+ * Starts writing a host file's bytes to disk ahead of its {@link putBlobFile}, so the caller can do
+ * other I/O meanwhile (an asset's sandbox copy). The fs driver adopts the file and fsyncs it
+ * before committing; that fsync then finds the bytes already written. The other drivers read the
+ * file instead, so nothing is done for them. Never rejects: a disk failure here is reported again
+ * by the put's own fsync, which is the one that decides.
+ */
+export async function flushBlobFile(store: BlobStore, hostPath: string): Promise<void> {
+  if (!isFsBlobStore(store)) return;
+  try {
+    const handle = await open(hostPath, "r");
+    try {
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // See above: the put reports it.
   }
 }

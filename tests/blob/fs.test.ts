@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getBlobStore, isFsBlobStore } from "@/lib/blob";
+import { flushBlobFile, getBlobStore, isFsBlobStore } from "@/lib/blob";
 import { createFsBlobStore } from "@/lib/blob/drivers/fs";
 import { BlobAlreadyExistsError, BlobOptionsError } from "@/lib/blob/errors";
 import { getConfig } from "@/lib/config";
@@ -69,6 +69,16 @@ describeBlobContract(
         expect(found!.blob.size).toBe(bytes.length);
         expect(Buffer.from(await new Response(found!.stream).arrayBuffer()).equals(bytes)).toBe(true);
         await store.del(put.pathname);
+      });
+
+      it("flushBlobFile leaves the host file as it was, and leaves a missing one to the put to report", async () => {
+        const store = harness().store;
+        const hostPath = path.join(getConfig().DATA_DIR, `put-file-${crypto.randomUUID()}`);
+        fs.writeFileSync(hostPath, "flushed");
+        await flushBlobFile(store, hostPath);
+        expect(fs.readFileSync(hostPath, "utf8")).toBe("flushed");
+        fs.rmSync(hostPath);
+        await expect(flushBlobFile(store, hostPath)).resolves.toBeUndefined();
       });
 
       it("putFile removes the host file and stores nothing when the put is refused", async () => {
