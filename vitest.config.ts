@@ -6,8 +6,8 @@ const CRASH_TESTS = ["tests/cloud/crash.test.ts", "tests/cloud/crash-upstream.te
 
 /**
  * The fast loop (`npm run test:unit`): files that need no app toolchain, browser, database peer or
- * child process, so they run without the global setup. A file that starts needing one moves to
- * the suite.
+ * child process, so they run without the suite's global setup (theirs only makes the embedded
+ * database they start from). A file that starts needing one moves to the suite.
  */
 const UNIT_TESTS = [
   "tests/api/openapi.test.ts",
@@ -67,7 +67,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 300_000,
     projects: [
-      { extends: true, test: { name: "unit", include: UNIT_TESTS } },
+      { extends: true, test: { name: "unit", globalSetup: ["tests/global-setup-unit.ts"], include: UNIT_TESTS } },
       { extends: true, test: { name: "suite", globalSetup: GLOBAL_SETUP, include: ["tests/**/*.test.ts"], exclude: [...UNIT_TESTS, ...CRASH_TESTS] } },
       { extends: true, test: { name: "crash", globalSetup: GLOBAL_SETUP, include: CRASH_TESTS, sequence: { groupOrder: 1 } } },
     ],

@@ -4,9 +4,8 @@ import { createClient } from "@redis/client";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { parseConfig } from "@/lib/config";
-import { openStore, pgliteDirOf } from "@/lib/store";
-import { initializePgliteApart } from "@/lib/store/pglite";
 import { AppToolchain } from "@/lib/toolchain";
+import { acquirePgliteTemplate } from "./helpers/pglite-template";
 import { TEST_POSTGRES_URL } from "./helpers/postgres-url";
 import { suiteScratchDir, toolchainDirBeside } from "./helpers/scratch";
 import { TEST_REDIS_URL } from "./helpers/redis-url";
@@ -99,19 +98,6 @@ const redis: Peer = {
 };
 
 /**
- * A new embedded database costs about 4 s of CPU (initdb in WebAssembly, then the migrations), and
- * nearly every test file opens one: the run makes it once, the way the server's first start does,
- * and each file's data directory starts from a copy (tests/setup.ts). Removed after the run.
- */
-async function preparePgliteTemplate(tempDir: string): Promise<{ dir: string; remove: () => void }> {
-  const dataDir = fs.mkdtempSync(path.join(tempDir, "cbs-pglite-template-"));
-  await initializePgliteApart(pgliteDirOf(dataDir));
-  const sql = await openStore({ dataDir });
-  await sql.close();
-  return { dir: pgliteDirOf(dataDir), remove: () => fs.rmSync(dataDir, { recursive: true, force: true }) };
-}
-
-/**
  * Checks the machine's peers, then prepares the app toolchain once per run (the first run on a
  * machine installs it from npm, with progress lines); every test file's sandboxes hard-link it,
  * from a copy on the scratch directory's file system when that is another one.
@@ -128,7 +114,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const tempDir = path.join(scratch, "tmp");
   project.provide("scratchTempDir", tempDir);
   project.provide("appToolchainDir", await toolchainDirBeside(scratch, templateRoot, root));
-  const pglite = await preparePgliteTemplate(tempDir);
+  const pglite = await acquirePgliteTemplate(tempDir);
   project.provide("pgliteTemplate", pglite.dir);
-  return pglite.remove;
+  return pglite.release;
 }

@@ -5,8 +5,8 @@ import { afterAll, inject, vi } from "vitest";
 import { pgliteDirOf } from "@/lib/store";
 import { claimPortSlice } from "./helpers/port-slice";
 
-// The suite's scratch file system and its toolchain copy (tests/global-setup.ts; the unit project
-// has neither and keeps the defaults). Every test file gets its own data directory (PGlite, blobs,
+// The scratch file system (tests/helpers/scratch.ts) and, for the suite, its toolchain copy
+// (tests/global-setup.ts; the unit project has none and keeps the default). Every test file gets its own data directory (PGlite, blobs,
 // sandboxes, secrets key) so files can run in parallel without sharing state.
 const scratchTempDir = inject("scratchTempDir");
 if (scratchTempDir) process.env.TMPDIR = scratchTempDir;
@@ -14,7 +14,7 @@ const appToolchainDir = inject("appToolchainDir");
 if (appToolchainDir) process.env.APP_TOOLCHAIN_DIR = appToolchainDir;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-test-"));
 process.env.DATA_DIR = dataDir;
-// The run's initialised database (the unit project starts from an empty one).
+// The run's initialised database (tests/helpers/pglite-template.ts).
 const pgliteTemplate = inject("pgliteTemplate");
 if (pgliteTemplate) fs.cpSync(pgliteTemplate, pgliteDirOf(dataDir), { recursive: true });
 process.env.LOG_LEVEL ??= "silent";

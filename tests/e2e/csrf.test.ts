@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { Browser, HTTPResponse, Page } from "puppeteer-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { MAX_UPLOAD_BYTES } from "@/lib/assets/multipart";
 import { startHttpServer } from "../helpers/http-server";
 import { launchBrowser, saveArtifact } from "./browser";
@@ -55,7 +55,7 @@ const backendOf = async () => ((await fromDashboard(`/api/backend/status?project
 const projectNames = async () => ((await fromDashboard("/api/projects")).body as { projects: { name: string }[] }).projects.map((project) => project.name);
 
 beforeAll(async () => {
-  server = await startProductServer({ timeoutMs: START_TIMEOUT_MS });
+  server = await startProductServer({ timeoutMs: START_TIMEOUT_MS, initialisedDatabase: inject("pgliteTemplate") });
   browser = await launchBrowser();
   dashboard = await browser.newPage();
   dashboard.setDefaultTimeout(STEP_TIMEOUT_MS);

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { getMultipartBoundary, parseMultipart } from "@remix-run/multipart-parser";
 import type { Browser, Page } from "puppeteer-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { findBackendProjectBySlug } from "@/lib/backend";
 import { EMULATOR_MOUNT_PATH, getEmulatorIdentity } from "@/lib/emulator/identity";
 import { assertMatchesApiContract } from "../helpers/api-contract";
@@ -88,7 +88,11 @@ async function loadedWidth(selector: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  server = await startProductServer({ env: { BACKEND_DEV_COMMAND: devServer.command, BUNDLE_EXPORT_COMMAND: FAKE_EXPORT_COMMAND }, timeoutMs: START_TIMEOUT_MS });
+  server = await startProductServer({
+    env: { BACKEND_DEV_COMMAND: devServer.command, BUNDLE_EXPORT_COMMAND: FAKE_EXPORT_COMMAND },
+    timeoutMs: START_TIMEOUT_MS,
+    initialisedDatabase: inject("pgliteTemplate"),
+  });
   browser = await launchBrowser();
   page = await browser.newPage();
   page.setDefaultTimeout(STEP_TIMEOUT_MS);

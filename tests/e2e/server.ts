@@ -3,6 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { pgliteDirOf } from "@/lib/store";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 
@@ -58,17 +59,21 @@ async function stopProcessGroup(child: ChildProcess): Promise<void> {
  * or older than the sources, then the custom server `scripts/server.mjs`) on embedded defaults: a fresh DATA_DIR, a free
  * port, no product configuration besides `env`. Resolves once the server printed its sign-in link
  * and answers /api/health. A restart passes the previous server's `dataDir` and `port` (kept on stop).
+ * Without `initialisedDatabase` (a test file's `inject("pgliteTemplate")`), a fresh DATA_DIR makes
+ * the server initialise its embedded database, as a first start on a new machine does.
  */
 export async function startProductServer(options: {
   env?: Record<string, string>;
   timeoutMs: number;
   dataDir?: string;
   port?: number;
+  initialisedDatabase?: string;
 }): Promise<ProductServer> {
   const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "cbs-e2e-data-"));
+  if (ownsDataDir && options.initialisedDatabase) fs.cpSync(options.initialisedDatabase, pgliteDirOf(dataDir), { recursive: true });
   const env: Record<string, string> = {};
   for (const name of PASSED_THROUGH) if (process.env[name]) env[name] = process.env[name]!;
   Object.assign(env, { PORT: String(port), PUBLIC_BASE_URL: baseUrl, DATA_DIR: dataDir, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, options.env);
