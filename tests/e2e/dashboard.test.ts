@@ -34,6 +34,8 @@ const timings: Record<string, number> = {};
 
 const CONNECTED = '#backend[data-backend-state="connected"]';
 
+// Clicks go through locators, which wait until the element is rendered, visible and still: right
+// after a load event it may not be yet ("Node is either not clickable", seen under a doubled load).
 const textOf = (selector: string) => page.$eval(selector, (element) => element.textContent ?? "");
 
 /** Drops a freshly drawn 96×96 PNG onto the asset drop zone, as a user dragging a file would. */
@@ -114,7 +116,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     expect(new URL(page.url()).pathname).toBe("/signin");
 
     await page.goto(server.signInLink);
-    await page.click("main form button[type=submit]");
+    await page.locator("main form button[type=submit]").click();
     await page.waitForFunction(() => location.pathname === "/projects");
     expect(new URL(page.url()).pathname).toBe("/projects");
     expect(await textOf("main")).toContain("Demo app");
@@ -130,7 +132,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
 
   it("creates a project and opens its page", async () => {
     await page.type("#project-name", "Browser test app");
-    await Promise.all([page.waitForNavigation(), page.click("form[aria-label='New project'] button[type=submit]")]);
+    await Promise.all([page.waitForNavigation(), page.locator("form[aria-label='New project'] button[type=submit]").click()]);
     projectPath = new URL(page.url()).pathname;
     expect(projectPath).toMatch(/^\/projects\/[0-9a-f-]{36}$/);
     expect(await textOf("h1")).toBe("Browser test app");
@@ -141,7 +143,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   it("enables the cloud backend: connecting with step progress, then connected", async () => {
     const started = Date.now();
     const enableAnswer = page.waitForResponse((response) => new URL(response.url()).pathname === "/api/cloud/enable", { timeout: 0 });
-    await page.click("#backend ::-p-text(Enable cloud backend)");
+    await page.locator("#backend ::-p-text(Enable cloud backend)").click();
     await page.waitForSelector('#backend[data-backend-state="connecting"] ol.progress');
     await saveArtifact(page, "03-connecting");
     await page.waitForSelector(CONNECTED);
@@ -196,7 +198,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await thumbnailLoaded("delete-me.png");
     await saveArtifact(page, "06-assets-uploaded");
 
-    await page.click('button[aria-label="Delete delete-me.png"]');
+    await page.locator('button[aria-label="Delete delete-me.png"]').click();
     await page.waitForFunction(() => !document.querySelector('.asset[data-filename="delete-me.png"]'));
 
     // The list after a reload comes from the sandbox's manifest.
@@ -207,7 +209,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
 
   it("takes screenshots and shows the mobile and the desktop picture", async () => {
     const started = Date.now();
-    await page.click("#screenshots ::-p-text(Take screenshots)");
+    await page.locator("#screenshots ::-p-text(Take screenshots)").click();
     expect(await loadedWidth('[data-testid="screenshot-mobile"]')).toBe(750);
     expect(await loadedWidth('[data-testid="screenshot-desktop"]')).toBe(1920);
     timings.screenshotsMs = Date.now() - started;
@@ -246,7 +248,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await page.waitForSelector(`#bundles li[data-commit="${newer}"] .badge`);
     expect(await textOf(`#bundles li[data-commit="${newer}"] .badge`)).toBe("Live");
     await saveArtifact(page, "08-bundles");
-    await page.click(`#bundles li[data-commit="${older}"] ::-p-text(Roll back)`);
+    await page.locator(`#bundles li[data-commit="${older}"] ::-p-text(Roll back)`).click();
     await page.waitForSelector(`#bundles li[data-commit="${older}"] .badge`);
     expect(await page.$(`#bundles li[data-commit="${newer}"] .badge`)).toBeNull();
 
@@ -262,14 +264,14 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   });
 
   it("disconnects, then connects the user's own account through the OAuth consent page", async () => {
-    await page.click("#backend ::-p-text(Disconnect…)");
-    await page.click("#backend button.danger");
+    await page.locator("#backend ::-p-text(Disconnect…)").click();
+    await page.locator("#backend button.danger").click();
     await page.waitForSelector('#backend[data-backend-state="none"]');
 
     const started = Date.now();
-    await Promise.all([page.waitForNavigation(), page.click("#backend ::-p-text(Connect your own account)")]);
+    await Promise.all([page.waitForNavigation(), page.locator("#backend ::-p-text(Connect your own account)").click()]);
     expect(await page.$eval("h1", (heading) => heading.textContent)).toBe("Authorize application");
-    await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+    await Promise.all([page.waitForNavigation(), page.locator("button[type=submit]").click()]);
     expect(new URL(page.url()).pathname).toBe(projectPath);
     const toast = await page.waitForSelector('[data-testid="toast"][data-tone="success"]');
     expect(await toast!.evaluate((element) => element.textContent)).toContain("connected");
@@ -284,19 +286,19 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   it("says whose account holds the backend, and shows a refused action as a toast", async () => {
     await page.waitForSelector('[data-testid="backend-account"][data-account="own"]');
     // Deleting a backend project on the user's own account is refused; the reason shows as a toast.
-    await page.click("#backend ::-p-text(Disconnect…)");
-    await page.click("#backend .confirm input[type=checkbox]");
-    await page.click("#backend button.danger");
+    await page.locator("#backend ::-p-text(Disconnect…)").click();
+    await page.locator("#backend .confirm input[type=checkbox]").click();
+    await page.locator("#backend button.danger").click();
     const toast = await page.waitForSelector('[data-testid="toast"][data-tone="error"]');
     expect(await toast!.evaluate((element) => element.textContent)).toContain("user's own backend account");
     await saveArtifact(page, "09-failure-toast");
-    await page.click('[data-testid="toast"] button[aria-label="Close"]');
+    await page.locator('[data-testid="toast"] button[aria-label="Close"]').click();
 
     // Disconnected without deleting, then enabled again: managed by the service, same backend project.
-    await page.click("#backend .confirm input[type=checkbox]");
-    await page.click("#backend button.danger");
+    await page.locator("#backend .confirm input[type=checkbox]").click();
+    await page.locator("#backend button.danger").click();
     await page.waitForSelector('#backend[data-backend-state="none"]');
-    await page.click("#backend ::-p-text(Enable cloud backend)");
+    await page.locator("#backend ::-p-text(Enable cloud backend)").click();
     await page.waitForSelector(`${CONNECTED} [data-testid="backend-account"][data-account="managed"]`);
   });
 
@@ -317,13 +319,13 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   });
 
   it("opens a readable deployment page that lists and sets environment variables with masked values", async () => {
-    await Promise.all([page.waitForNavigation(), page.click('[data-testid="deployment-dashboard"]')]);
+    await Promise.all([page.waitForNavigation(), page.locator('[data-testid="deployment-dashboard"]').click()]);
     expect(new URL(page.url()).pathname).toBe(`${projectPath}/deployment`);
     expect(await textOf('[data-testid="deployment-name"]')).not.toBe("");
     await page.waitForSelector('[data-testid="backend-account"][data-account="managed"]');
     await page.type("input[aria-label='Variable name']", "FEATURE_FLAG");
     await page.type("input[aria-label='Variable value']", "e2e-value-never-shown");
-    await page.click("form[aria-label='Set a variable'] button[type=submit]");
+    await page.locator("form[aria-label='Set a variable'] button[type=submit]").click();
     await page.waitForSelector('[data-testid="env-variable"][data-name="FEATURE_FLAG"]');
     expect(await page.content()).not.toContain("e2e-value-never-shown");
     await saveArtifact(page, "11-deployment-env");
@@ -353,10 +355,10 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
 
   it("renames the project", async () => {
     await page.goto(server.baseUrl + projectPath);
-    await page.click("#rename-project", { count: 3 });
+    await page.locator("#rename-project").click({ count: 3 });
     await page.keyboard.press("Backspace");
     await page.type("#rename-project", "Renamed browser app");
-    await page.click("form[aria-label='Rename project'] button[type=submit]");
+    await page.locator("form[aria-label='Rename project'] button[type=submit]").click();
     await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Renamed browser app");
     await page.waitForSelector('[data-testid="toast"][data-tone="success"]');
     await page.reload();
@@ -378,10 +380,10 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
       findBackendProjectBySlug({ bearerToken: identity.teamToken, team: teamSlug, projectSlug }, { provisionHost: server.baseUrl + EMULATOR_MOUNT_PATH });
     expect(await lookUp()).not.toBeNull();
 
-    await page.click("#settings ::-p-text(Delete project…)");
+    await page.locator("#settings ::-p-text(Delete project…)").click();
     await page.waitForSelector('[data-testid="delete-confirmation"]');
     await saveArtifact(page, "13-delete-confirmation");
-    await page.click('[data-testid="delete-confirmation"] button.danger');
+    await page.locator('[data-testid="delete-confirmation"] button.danger').click();
     await page.waitForFunction(() => location.pathname === "/projects" && document.querySelector("main .project-list, main p.muted"));
     expect(await textOf("main")).not.toContain("Renamed browser app");
     await page.waitForSelector('[data-testid="toast"][data-tone="success"]');

@@ -106,6 +106,17 @@ async function findFreePort(root: string, range: { first: number; last: number }
 }
 
 /**
+ * Port reservations under one sandbox root, one at a time in this process: each sees the ports the
+ * one before wrote, so two sandboxes reserving at once never get the same port.
+ */
+const portReservations = new Map<string, Promise<unknown>>();
+function reserveInTurn<T>(root: string, reserve: () => Promise<T>): Promise<T> {
+  const reserved = (portReservations.get(root) ?? Promise.resolve()).then(reserve);
+  portReservations.set(root, reserved.catch(() => undefined));
+  return reserved;
+}
+
+/**
  * A sandbox that is a directory on this machine (`<root>/<id>/home` plays `/home/user`) with
  * commands run as child processes. Not an isolation boundary: commands run as the service's user.
  */
@@ -114,7 +125,6 @@ class LocalSandbox implements Sandbox {
   readonly files: LocalFiles;
   readonly commands: LocalCommands;
   private readonly dir: string;
-  private metadataLock: Promise<unknown> = Promise.resolve();
 
   readonly paths: SandboxPaths;
 
@@ -134,16 +144,14 @@ class LocalSandbox implements Sandbox {
   }
 
   reservePort(name: string): Promise<number> {
-    // Serialised so two concurrent first calls do not hand out two different ports.
-    const reserved = this.metadataLock.then(async () => {
+    // In turn, also with this sandbox's own calls: two concurrent first calls get one port.
+    return reserveInTurn(this.roots.real, async () => {
       const metadata = await this.readMetadata();
       if (metadata.ports[name]) return metadata.ports[name];
       const port = await findFreePort(this.roots.real, this.options.portRange ?? DEFAULT_PORT_RANGE);
       await this.writeMetadata({ ...metadata, ports: { ...metadata.ports, [name]: port } });
       return port;
     });
-    this.metadataLock = reserved.catch(() => undefined);
-    return reserved;
   }
 
   async restart(): Promise<void> {
