@@ -118,10 +118,12 @@ describe("local sandbox driver", () => {
     }
   });
 
-  it("hands out different ports to different sandboxes and services", async () => {
-    const [first, second] = await Promise.all([newSandbox(), newSandbox()]);
-    const ports = await Promise.all([first.reservePort("app", 8081), first.reservePort("backend", 3210), second.reservePort("app", 8081)]);
-    expect(new Set(ports).size).toBe(3);
+  it("hands out different ports to different sandboxes and services, also when they all ask at once", async () => {
+    const sandboxes = await Promise.all(Array.from({ length: 8 }, () => newSandbox()));
+    const ports = await Promise.all(sandboxes.flatMap((sandbox) => [sandbox.reservePort("app", 8081), sandbox.reservePort("backend", 3210)]));
+    expect(new Set(ports).size).toBe(16);
+    // A sandbox's second call for a service answers its first port.
+    expect(await sandboxes[0].reservePort("app", 8081)).toBe(ports[0]);
   });
 
   it("spawns commands from the command host, never from the server process", async () => {
