@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { HydrationMark } from "./_components/hydration-mark";
 import { ToastHost } from "./_components/toast";
 import "./globals.css";
 
@@ -13,6 +14,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
       <body>
         {children}
         <ToastHost />
+        <HydrationMark />
       </body>
     </html>
   );

@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { ApiAsset } from "@/lib/api-contract/types";
 import { callApi, callApiOrToast, messageOf } from "./api";
 import { AssetDropzone, type UploadedAsset } from "./asset-dropzone";
@@ -18,13 +18,22 @@ const byName = (a: AssetEntry, b: AssetEntry) => a.filename.localeCompare(b.file
 export function AssetsPanel({ projectId }: { projectId: string }) {
   const [assets, setAssets] = useState<AssetEntry[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // A list still on its way may predate an upload or a delete made meanwhile: then it is asked for again.
+  const [listRequest, setListRequest] = useState(0);
+  const listLoading = useRef(true);
 
   useEffect(() => {
     let cancelled = false;
+    listLoading.current = true;
     callApi<{ assets: AssetEntry[] }>(`/api/assets?projectId=${encodeURIComponent(projectId)}`).then(
-      (answer) => !cancelled && setAssets([...answer.assets].sort(byName)),
+      (answer) => {
+        if (cancelled) return;
+        listLoading.current = false;
+        setAssets([...answer.assets].sort(byName));
+      },
       (failure) => {
         if (cancelled) return;
+        listLoading.current = false;
         setError(messageOf(failure));
         setAssets([]);
       },
@@ -32,11 +41,16 @@ export function AssetsPanel({ projectId }: { projectId: string }) {
     return () => {
       cancelled = true;
     };
-  }, [projectId]);
+  }, [projectId, listRequest]);
+
+  const askAgainIfLoading = () => {
+    if (listLoading.current) setListRequest((request) => request + 1);
+  };
 
   function uploaded(asset: UploadedAsset) {
     const entry: AssetEntry = { filename: asset.filename, blobUrl: asset.blobUrl, contentType: asset.contentType, size: asset.size };
     setAssets((current) => [...(current ?? []).filter((item) => item.filename !== entry.filename), entry].sort(byName));
+    askAgainIfLoading();
   }
 
   async function remove(filename: string) {
@@ -44,6 +58,7 @@ export function AssetsPanel({ projectId }: { projectId: string }) {
     try {
       await callApiOrToast("/api/assets/delete", { method: "DELETE", json: { projectId, filename } });
       setAssets((current) => (current ?? []).filter((item) => item.filename !== filename));
+      askAgainIfLoading();
     } catch (failure) {
       setError(messageOf(failure));
     }

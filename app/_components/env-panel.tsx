@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import type { ApiEnvVariables } from "@/lib/api-contract/types";
 import { callApi, callApiOrToast, messageOf } from "./api";
 import { showToast } from "./toast";
@@ -15,15 +15,18 @@ export function EnvPanel({ projectId }: { projectId: string }) {
   const [value, setValue] = useState("");
   const [busy, setBusy] = useState(false);
   const path = `/api/projects/${encodeURIComponent(projectId)}/env`;
+  // Counts the list's answers that may still come: only the newest may set it. A first load still
+  // on its way when a save answers would otherwise replace the saved list with the older one.
+  const listRequest = useRef(0);
 
   useEffect(() => {
-    let cancelled = false;
+    const request = ++listRequest.current;
     callApi<ApiEnvVariables>(path).then(
-      (answer) => !cancelled && setVariables(answer.variables),
-      (failure) => !cancelled && setError(messageOf(failure)),
+      (answer) => request === listRequest.current && setVariables(answer.variables),
+      (failure) => request === listRequest.current && setError(messageOf(failure)),
     );
     return () => {
-      cancelled = true;
+      listRequest.current += 1;
     };
   }, [path]);
 
@@ -32,6 +35,7 @@ export function EnvPanel({ projectId }: { projectId: string }) {
     setBusy(true);
     try {
       const answer = await callApiOrToast<ApiEnvVariables>(path, { method: "PUT", json: { values: { [name.trim()]: value } } });
+      listRequest.current += 1;
       setVariables(answer.variables);
       showToast(`${name.trim()} is set.`, "success");
       setName("");

@@ -14,6 +14,15 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+/**
+ * Waits until React has hydrated the page (`<html data-hydrated>`, set by the root layout). Before
+ * that the server's HTML is on screen, but a click can find no handler yet and text typed into a
+ * field can be reset by hydration (a rename typed right after a load was lost under load).
+ */
+export async function untilHydrated(page: Page): Promise<void> {
+  await page.waitForSelector("html[data-hydrated]");
+}
+
 /** Saves a full-page screenshot of the current state as a test artefact; returns its path. */
 export async function saveArtifact(page: Page, name: string): Promise<string> {
   fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });

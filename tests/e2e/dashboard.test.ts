@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { findBackendProjectBySlug } from "@/lib/backend";
 import { EMULATOR_MOUNT_PATH, getEmulatorIdentity } from "@/lib/emulator/identity";
 import { assertMatchesApiContract } from "../helpers/api-contract";
-import { launchBrowser, recordPageErrors, recordResponses, saveArtifact, type RecordedBody } from "./browser";
+import { launchBrowser, recordPageErrors, recordResponses, saveArtifact, untilHydrated, type RecordedBody } from "./browser";
 import { createDevServerControl } from "./dev-server-control";
 import { ARTIFACTS_DIR, startProductServer, type ProductServer } from "./server";
 
@@ -37,6 +37,11 @@ const CONNECTED = '#backend[data-backend-state="connected"]';
 // Clicks go through locators, which wait until the element is rendered, visible and still: right
 // after a load event it may not be yet ("Node is either not clickable", seen under a doubled load).
 const textOf = (selector: string) => page.$eval(selector, (element) => element.textContent ?? "");
+/** Reloads the page and waits until it is hydrated, so the next click or keystroke reaches React. */
+async function reload(): Promise<void> {
+  await page.reload();
+  await untilHydrated(page);
+}
 
 /** Drops a freshly drawn 96×96 PNG onto the asset drop zone, as a user dragging a file would. */
 async function dropImage(filename: string, color: string): Promise<void> {
@@ -119,6 +124,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await page.locator("main form button[type=submit]").click();
     await page.waitForFunction(() => location.pathname === "/projects");
     expect(new URL(page.url()).pathname).toBe("/projects");
+    await untilHydrated(page);
     expect(await textOf("main")).toContain("Demo app");
     await saveArtifact(page, "01-projects");
 
@@ -134,6 +140,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await page.type("#project-name", "Browser test app");
     await Promise.all([page.waitForNavigation(), page.locator("form[aria-label='New project'] button[type=submit]").click()]);
     projectPath = new URL(page.url()).pathname;
+    await untilHydrated(page);
     expect(projectPath).toMatch(/^\/projects\/[0-9a-f-]{36}$/);
     expect(await textOf("h1")).toBe("Browser test app");
     await page.waitForSelector('#backend[data-backend-state="none"]');
@@ -157,7 +164,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await (await enableAnswer).buffer();
 
     // Stored, not only shown: a reload renders the same state from the server.
-    await page.reload();
+    await reload();
     await page.waitForSelector(CONNECTED);
     expect(await textOf('[data-testid="deployment-url"]')).toBe(firstDeploymentUrl);
   });
@@ -179,7 +186,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await saveArtifact(page, "05-error-panel");
 
     // Stored, not only streamed: after a reload the panel shows the same group from the history.
-    await page.reload();
+    await reload();
     await page.waitForFunction(() => document.querySelector("#errors .error")?.textContent?.includes("e2e: cannot reach table messages"), {
       timeout: STEP_TIMEOUT_MS,
     });
@@ -202,7 +209,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await page.waitForFunction(() => !document.querySelector('.asset[data-filename="delete-me.png"]'));
 
     // The list after a reload comes from the sandbox's manifest.
-    await page.reload();
+    await reload();
     await thumbnailLoaded("logo.png");
     expect(await page.$$eval("#assets .asset", (items) => items.map((item) => item.getAttribute("data-filename")))).toEqual(["logo.png"]);
   });
@@ -244,7 +251,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
       expect(job, JSON.stringify(job)).toMatchObject({ state: "succeeded", result: { success: true, commitSha } });
     }
 
-    await page.reload();
+    await reload();
     await page.waitForSelector(`#bundles li[data-commit="${newer}"] .badge`);
     expect(await textOf(`#bundles li[data-commit="${newer}"] .badge`)).toBe("Live");
     await saveArtifact(page, "08-bundles");
@@ -273,6 +280,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     expect(await page.$eval("h1", (heading) => heading.textContent)).toBe("Authorize application");
     await Promise.all([page.waitForNavigation(), page.locator("button[type=submit]").click()]);
     expect(new URL(page.url()).pathname).toBe(projectPath);
+    await untilHydrated(page);
     const toast = await page.waitForSelector('[data-testid="toast"][data-tone="success"]');
     expect(await toast!.evaluate((element) => element.textContent)).toContain("connected");
     await page.waitForSelector(CONNECTED);
@@ -312,7 +320,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   });
 
   it("shows when the screenshots were taken, also after a reload", async () => {
-    await page.reload();
+    await reload();
     const takenAt = await page.$eval('[data-testid="screenshots-taken-at"]', (element) => element.getAttribute("datetime"));
     expect(Date.parse(takenAt!)).toBeGreaterThan(Date.parse("2020-01-01"));
     expect(await textOf('[data-testid="screenshots-taken-at"]')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
@@ -321,6 +329,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   it("opens a readable deployment page that lists and sets environment variables with masked values", async () => {
     await Promise.all([page.waitForNavigation(), page.locator('[data-testid="deployment-dashboard"]').click()]);
     expect(new URL(page.url()).pathname).toBe(`${projectPath}/deployment`);
+    await untilHydrated(page);
     expect(await textOf('[data-testid="deployment-name"]')).not.toBe("");
     await page.waitForSelector('[data-testid="backend-account"][data-account="managed"]');
     await page.type("input[aria-label='Variable name']", "FEATURE_FLAG");
@@ -329,7 +338,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await page.waitForSelector('[data-testid="env-variable"][data-name="FEATURE_FLAG"]');
     expect(await page.content()).not.toContain("e2e-value-never-shown");
     await saveArtifact(page, "11-deployment-env");
-    await page.reload();
+    await reload();
     await page.waitForSelector('[data-testid="env-variable"][data-name="FEATURE_FLAG"]');
   });
 
@@ -355,13 +364,14 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
 
   it("renames the project", async () => {
     await page.goto(server.baseUrl + projectPath);
+    await untilHydrated(page);
     await page.locator("#rename-project").click({ count: 3 });
     await page.keyboard.press("Backspace");
     await page.type("#rename-project", "Renamed browser app");
     await page.locator("form[aria-label='Rename project'] button[type=submit]").click();
     await page.waitForFunction(() => document.querySelector("h1")?.textContent === "Renamed browser app");
     await page.waitForSelector('[data-testid="toast"][data-tone="success"]');
-    await page.reload();
+    await reload();
     expect(await textOf("h1")).toBe("Renamed browser app");
   });
 
