@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { z } from "zod";
 import { contentTypeForPathname } from "@/lib/blob/content-type";
 import { redactSecrets } from "@/lib/log";
@@ -42,16 +44,36 @@ export async function withCommitCheckout<T>(sandbox: Sandbox, commitSha: string,
   }
 }
 
+/** The Metro config `expo export` loads (EXPO_OVERRIDE_METRO_CONFIG): the app's own, with a shared cache. */
+const EXPORT_CONFIG_FILES = ["metro.config.cjs", "transform-worker.cjs"];
+const EXPORT_CONFIG_DIR = `${CHECKOUTS_DIR}/.metro-config`;
+const EXPORT_TEMPLATE_DIR = path.join(/*turbopackIgnore: true*/ process.cwd(), "templates", "expo-export");
+
 /**
- * Metro's transform cache (under `$TMPDIR`) is keyed by file contents, not by the `EXPO_PUBLIC_*`
- * values Expo inlines: an export after the deployment URL changed would ship the old URL. So each
- * set of env files gets its own cache directory, and a new URL starts from a fresh cache. The
- * directories live under `$XDG_CACHE_HOME` when the sandbox sets it: the local driver points every
- * sandbox at one machine-wide cache home, as Metro itself shares `$TMPDIR/metro-cache` across the
- * projects of a machine, so an export after the first takes seconds instead of most of a minute.
+ * Metro's transform cache is keyed by file contents, not by the `EXPO_PUBLIC_*` values Babel
+ * inlines: a plain shared cache would ship an old deployment URL after the URL changed. The export
+ * config (templates/expo-export) keeps one transform cache for every export of the machine and
+ * leaves out of it only the modules whose source names an `EXPO_PUBLIC_*` variable, so a newly
+ * enabled app's first export finds node_modules transformed already. The cache lives under
+ * `$XDG_CACHE_HOME` when the sandbox sets it (the local driver points every sandbox at one
+ * machine-wide cache home).
+ *
+ * `$TMPDIR`, where Expo's own cache goes when a CLI ignores the override, stays one per set of env
+ * files: such an export is cold, but never stale.
  */
-const CACHE_PER_ENV =
-  'TMPDIR="${XDG_CACHE_HOME:-$HOME/.cache}/expo-export-$(cat .env .env.local .env.production .env.production.local 2>/dev/null | sha256sum | cut -c1-16)" && mkdir -p "$TMPDIR" && export TMPDIR';
+const EXPORT_ENVIRONMENT = [
+  'CACHE_HOME="${XDG_CACHE_HOME:-$HOME/.cache}"',
+  'export CLOUD_BACKEND_EXPORT_CACHE="$CACHE_HOME/expo-export/metro-cache"',
+  `export EXPO_OVERRIDE_METRO_CONFIG=${EXPORT_CONFIG_DIR}/metro.config.cjs`,
+  'TMPDIR="$CACHE_HOME/expo-export/tmp-$(cat .env .env.local .env.production .env.production.local 2>/dev/null | sha256sum | cut -c1-16)"',
+  'mkdir -p "$TMPDIR" && export TMPDIR',
+].join(" && ");
+
+async function writeExportConfig(sandbox: Sandbox): Promise<void> {
+  await sandbox.files.write(
+    EXPORT_CONFIG_FILES.map((name) => ({ path: `${EXPORT_CONFIG_DIR}/${name}`, data: fs.readFileSync(path.join(EXPORT_TEMPLATE_DIR, name), "utf8") })),
+  );
+}
 
 /**
  * Runs the export command in a checkout. A failing or overrunning command becomes a
@@ -59,9 +81,9 @@ const CACHE_PER_ENV =
  * and Expo print the error.
  */
 export async function runExportCommand(sandbox: Sandbox, command: string, timeoutMs: number, dir: string): Promise<void> {
-  await sandbox.files.remove(`${dir}/${OUTPUT_DIR}`);
+  await Promise.all([sandbox.files.remove(`${dir}/${OUTPUT_DIR}`), writeExportConfig(sandbox)]);
   try {
-    await sandbox.commands.run(`${CACHE_PER_ENV} && ${command}`, { cwd: dir, timeoutMs, envs: { EXPO_NO_TELEMETRY: "1", CI: "1" } });
+    await sandbox.commands.run(`${EXPORT_ENVIRONMENT} && ${command}`, { cwd: dir, timeoutMs, envs: { EXPO_NO_TELEMETRY: "1", CI: "1" } });
   } catch (error) {
     if (isSandboxError(error, CommandExitError)) {
       const output = (error.stderr.trim() || error.stdout.trim()).slice(-OUTPUT_TAIL_CHARS);
