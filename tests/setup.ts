@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, inject, vi } from "vitest";
+import { afterAll, expect, inject, vi } from "vitest";
 import { pgliteDirOf } from "@/lib/store";
 import { claimPortSlice } from "./helpers/port-slice";
 
@@ -49,4 +49,10 @@ afterAll(async () => {
   await resetProcessSingletons();
   portSlice.release();
   fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+afterAll(() => {
+  const usage = process.cpuUsage();
+  fs.mkdirSync("/tmp/file-cpu", { recursive: true });
+  fs.writeFileSync(`/tmp/file-cpu/${process.pid}.json`, JSON.stringify({ file: expect.getState().testPath, cpu: (usage.user + usage.system) / 1e6, uptime: process.uptime() }));
 });
