@@ -1,9 +1,12 @@
 import semver from "semver";
 import { BACKEND_PACKAGE, BACKEND_PACKAGE_RANGE, MIN_BACKEND_PACKAGE_VERSION } from "@/lib/app-names";
-import { redactSecrets } from "@/lib/log";
-import { APP_DIR, CommandExitError, SandboxTimeoutError, type Sandbox } from "@/lib/sandbox";
+import { log, redactSecrets } from "@/lib/log";
+import { APP_DIR, CommandExitError, FileNotFoundError, isSandboxError, SandboxTimeoutError, type Sandbox } from "@/lib/sandbox";
+import { APP_TEMPLATE_ROOT, getAppToolchain } from "@/lib/toolchain";
 
 const PACKAGE_JSON = `${APP_DIR}/package.json`;
+const PACKAGE_LOCK = `${APP_DIR}/package-lock.json`;
+const HIDDEN_LOCK = `${APP_DIR}/node_modules/.package-lock.json`;
 const INSTALLED_MARKER = `${APP_DIR}/node_modules/${BACKEND_PACKAGE}/package.json`;
 /** Installs the declared dependencies; the cache first, so an app on the warm toolchain installs offline. */
 export const INSTALL_COMMAND = "npm install --no-audit --no-fund --prefer-offline";
@@ -33,6 +36,47 @@ function installFailure(error: unknown): string {
   throw error;
 }
 
+const readIfExists = (sandbox: Sandbox, file: string) =>
+  sandbox.files.read(file, { format: "bytes" }).catch((error: unknown) => {
+    if (isSandboxError(error, FileNotFoundError)) return null;
+    throw error;
+  });
+
+/** The lock files that decide, with package.json, what `npm install` does; null when one is missing. */
+async function readLocks(sandbox: Sandbox): Promise<{ packageLock: Uint8Array; hiddenLock: Uint8Array } | null> {
+  const [packageLock, hiddenLock] = await Promise.all([readIfExists(sandbox, PACKAGE_LOCK), readIfExists(sandbox, HIDDEN_LOCK)]);
+  return packageLock && hiddenLock ? { packageLock, hiddenLock } : null;
+}
+
+const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+/**
+ * Adds the package to the lock file and `node_modules`. An app still as the app toolchain made it
+ * (whose `node_modules` holds the package already) gets the lock files npm wrote for the last such
+ * app (lib/toolchain `lockWithBackendPackage`), which skips seconds of npm; otherwise npm runs, and
+ * what it wrote is recorded for the next such app.
+ */
+async function installBackendPackage(sandbox: Sandbox, packageJson: Uint8Array): Promise<void> {
+  const toolchain = getAppToolchain();
+  const locks = await readLocks(sandbox);
+  const before = locks && { packageJson, ...locks };
+  const known = before && (await toolchain.lockWithBackendPackage(APP_TEMPLATE_ROOT, sandbox.driver, before));
+  if (known) {
+    await sandbox.files.write([
+      { path: PACKAGE_LOCK, data: known.packageLock },
+      { path: HIDDEN_LOCK, data: known.hiddenLock },
+    ]);
+    return;
+  }
+  await sandbox.commands.run(INSTALL_COMMAND, { cwd: APP_DIR, timeoutMs: INSTALL_TIMEOUT_MS });
+  const after = before && (await readLocks(sandbox));
+  if (!before || !after) return;
+  const installed = { packageLock: decode(after.packageLock), hiddenLock: decode(after.hiddenLock) };
+  await toolchain.recordLockWithBackendPackage(APP_TEMPLATE_ROOT, sandbox.driver, before, installed).catch((error: unknown) => {
+    log.warn("could not record the lock file of an installed backend package", { error: (error as Error).message });
+  });
+}
+
 /**
  * Spec 4.1: the app depends on the backend package. Adds `convex` to package.json's dependencies
  * (an app's own pin is kept, with a warning when it may be too old) and installs it, so Metro
@@ -40,7 +84,8 @@ function installFailure(error: unknown): string {
  * enable commit. Returns warnings: a failed install is reported, never hidden.
  */
 export async function ensureBackendPackage(sandbox: Sandbox): Promise<string[]> {
-  const text = await sandbox.files.read(PACKAGE_JSON);
+  const original = await sandbox.files.read(PACKAGE_JSON, { format: "bytes" });
+  const text = new TextDecoder().decode(original);
   let manifest: PackageJson;
   try {
     manifest = JSON.parse(text) as PackageJson;
@@ -59,7 +104,7 @@ export async function ensureBackendPackage(sandbox: Sandbox): Promise<string[]> 
   }
   if (pinned && (await sandbox.files.exists(INSTALLED_MARKER))) return warnings;
   try {
-    await sandbox.commands.run(INSTALL_COMMAND, { cwd: APP_DIR, timeoutMs: INSTALL_TIMEOUT_MS });
+    await installBackendPackage(sandbox, original);
   } catch (error) {
     warnings.push(installFailure(error));
   }

@@ -49,6 +49,35 @@ export interface PreparedToolchain {
 }
 
 
+/** An app's files that decide what `npm install` does, as they were before the backend package was added. */
+export interface AppInstallInputs {
+  packageJson: Uint8Array;
+  packageLock: Uint8Array;
+  /** `node_modules/.package-lock.json`: what npm last installed there. */
+  hiddenLock: Uint8Array;
+}
+
+/**
+ * What the enable step's `npm install` wrote for an app as the toolchain made it, per sandbox
+ * driver (its npm runs with that driver's configuration).
+ */
+const enableLockFile = (driver: string) => `enable-install.${driver}.json`;
+
+/** The two lock files after an install: the app's, and `node_modules/.package-lock.json`. */
+export interface InstalledLocks {
+  packageLock: string;
+  hiddenLock: string;
+}
+
+/** Whether two hidden lock files list the same packages at the same versions and contents. */
+function sameInstalledPackages(before: Uint8Array | string, after: Uint8Array | string): boolean {
+  const installed = (lock: Uint8Array | string) => {
+    const { packages = {} } = JSON.parse(typeof lock === "string" ? lock : new TextDecoder().decode(lock)) as { packages?: Record<string, { version?: string; integrity?: string }> };
+    return JSON.stringify(Object.entries(packages).map(([where, entry]) => [where, entry.version, entry.integrity]).sort());
+  };
+  return installed(before) === installed(after);
+}
+
 /** Written into a prepared toolchain last: its presence means the install completed. */
 const READY_MARKER = ".ready";
 /** npm rewrites this file in place on every install, so sandboxes get a copy, never a link. */
@@ -169,6 +198,46 @@ export class AppToolchain {
       .digest("hex")
       .slice(0, 16);
     return path.join(this.options.dir, `${path.basename(templateRoot)}-${key}`);
+  }
+
+  /**
+   * What `npm install` wrote when the enable step added the backend package to an app still as
+   * this toolchain made it (the template's package.json and lock file, this toolchain's
+   * `node_modules`), in a sandbox of `driver`: the same inputs give the same files, so later
+   * enables of such apps skip seconds of npm. `null` when nothing was recorded or the app differs
+   * in any input: then npm must run. Never installs anything.
+   */
+  async lockWithBackendPackage(templateRoot: string, driver: string, app: AppInstallInputs): Promise<InstalledLocks | null> {
+    const root = await this.rootFor(templateRoot);
+    if (!(await this.madeByThisToolchain(templateRoot, root, app))) return null;
+    const recorded = await fs.readFile(path.join(root, enableLockFile(driver)), "utf8").catch(() => null);
+    return recorded === null ? null : (JSON.parse(recorded) as InstalledLocks);
+  }
+
+  /**
+   * Records what `npm install` wrote, for {@link lockWithBackendPackage}, when the app's inputs
+   * were this toolchain's and npm installed nothing into `node_modules` (its hidden lock file
+   * lists the same packages; npm may still add their download addresses to it).
+   */
+  async recordLockWithBackendPackage(templateRoot: string, driver: string, before: AppInstallInputs, after: InstalledLocks): Promise<void> {
+    const root = await this.rootFor(templateRoot);
+    if (!sameInstalledPackages(before.hiddenLock, after.hiddenLock) || !(await this.madeByThisToolchain(templateRoot, root, before))) return;
+    const file = path.join(root, enableLockFile(driver));
+    const partial = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
+    await fs.writeFile(partial, JSON.stringify(after));
+    await fs.rename(partial, file);
+  }
+
+  private async madeByThisToolchain(templateRoot: string, root: string, app: AppInstallInputs): Promise<boolean> {
+    const read = (file: string) => fs.readFile(file).catch(() => null);
+    const [ready, manifest, appLock, hiddenLock] = await Promise.all([
+      exists(path.join(root, READY_MARKER)),
+      read(path.join(templateRoot, "package.json")),
+      read(path.join(root, APP_LOCKFILE)),
+      read(path.join(root, HIDDEN_LOCKFILE)),
+    ]);
+    const same = (expected: Buffer | null, actual: Uint8Array) => expected !== null && expected.equals(actual);
+    return ready && same(manifest, app.packageJson) && same(appLock, app.packageLock) && same(hiddenLock, app.hiddenLock);
   }
 
   /** The template's toolchain, installed from npm on first use (progress goes to `onProgress`). */
