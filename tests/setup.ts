@@ -1,9 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, expect, inject, vi } from "vitest";
+import { afterAll, inject, vi } from "vitest";
 import { pgliteDirOf } from "@/lib/store";
 import { claimPortSlice } from "./helpers/port-slice";
+import { removeTreeSync } from "./helpers/scratch";
 
 // The scratch file system (tests/helpers/scratch.ts) and, for the suite, its toolchain copy
 // (tests/global-setup.ts; the unit project has none and keeps the default). Every test file gets its own data directory (PGlite, blobs,
@@ -48,11 +49,5 @@ afterAll(async () => {
   const { resetProcessSingletons } = await import("@/lib/singletons");
   await resetProcessSingletons();
   portSlice.release();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
-
-afterAll(() => {
-  const usage = process.cpuUsage();
-  fs.mkdirSync("/tmp/file-cpu", { recursive: true });
-  fs.writeFileSync(`/tmp/file-cpu/${process.pid}.json`, JSON.stringify({ file: expect.getState().testPath, cpu: (usage.user + usage.system) / 1e6, uptime: process.uptime() }));
+  removeTreeSync(dataDir);
 });

@@ -4,6 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { pgliteDirOf } from "@/lib/store";
+import { removeTreeSync } from "../helpers/scratch";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 
@@ -109,7 +110,7 @@ export async function startProductServer(options: {
     async stop() {
       await stopProcessGroup(child);
       keepLog(port, output);
-      if (ownsDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      if (ownsDataDir) removeTreeSync(dataDir);
     },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;

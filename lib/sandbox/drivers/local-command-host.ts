@@ -140,3 +140,25 @@ export class CommandHost {
 export function getCommandHost(): CommandHost {
   return processSingleton(SINGLETON_KEY, () => new CommandHost(), { close: (host) => host.close() });
 }
+
+/**
+ * Removes a directory tree with `rm -rf`, started by the command host: a sandbox is tens of
+ * thousands of hard links, which Node's recursive `fs.rm` removes with about six times the CPU
+ * time (measured: 1.1 s against 0.17 s for the app toolchain's node_modules).
+ */
+export async function removeTree(hostPath: string): Promise<void> {
+  let output = "";
+  const closed = new Promise<{ code: number | null; signal: string | null }>((resolve, reject) => {
+    getCommandHost()
+      .spawn(
+        { file: "rm", args: ["-rf", "--", hostPath], cwd: "/", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" } },
+        {
+          onOutput: (_stream, chunk) => (output += Buffer.from(chunk).toString("utf8")),
+          onClose: (code, signal) => resolve({ code, signal }),
+        },
+      )
+      .catch(reject);
+  });
+  const { code, signal } = await closed;
+  if (code !== 0) throw new SandboxError(`Could not remove ${hostPath}: rm ${signal ? `was stopped (${signal})` : `exited with ${code}`}${output ? `: ${output.trim().slice(-500)}` : ""}`);
+}

@@ -4,6 +4,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { FileNotFoundError, InvalidArgumentError } from "../errors";
 import { SANDBOX_HOME, type EntryInfo, type EntryType, type FileData, type SandboxFiles, type WriteEntry, type WriteInfo } from "../port";
+import { removeTree } from "./local-command-host";
 import type { SandboxPaths } from "./local-paths";
 
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
@@ -88,7 +89,11 @@ export class LocalFiles implements SandboxFiles {
     if (this.paths.normalize(sandboxPath) === SANDBOX_HOME) {
       throw new InvalidArgumentError("The sandbox home directory itself cannot be removed.");
     }
-    await fs.rm(await this.paths.resolve(sandboxPath, { followLast: false }), { recursive: true, force: true });
+    const hostPath = await this.paths.resolve(sandboxPath, { followLast: false });
+    const stats = await fs.lstat(hostPath).catch(() => null);
+    // A directory may be a whole node_modules: `rm -rf` takes a fraction of the CPU time.
+    if (stats?.isDirectory()) await removeTree(hostPath);
+    else await fs.rm(hostPath, { force: true });
   }
 
   /**

@@ -7,7 +7,7 @@ import { NotConfiguredError } from "@/lib/errors";
 import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
 import { InvalidArgumentError, SandboxNotFoundError } from "../errors";
 import { APP_DIR, type CreateSandboxOptions, type Sandbox, type SandboxProvider } from "../port";
-import { getCommandHost } from "./local-command-host";
+import { getCommandHost, removeTree } from "./local-command-host";
 import { LocalCommands } from "./local-commands";
 import { LocalFiles } from "./local-files";
 import { SandboxPaths } from "./local-paths";
@@ -219,7 +219,7 @@ export function createLocalSandboxProvider(options: LocalSandboxOptions): Sandbo
     if (!sandbox) return false;
     await sandbox.commands.killAll();
     attached.delete(sandboxId);
-    await fs.rm(await sandboxDir(sandboxId), { recursive: true, force: true });
+    await removeTree(await sandboxDir(sandboxId));
     return true;
   };
 
