@@ -161,8 +161,11 @@ describe("the local backend dev server: the real convex dev", () => {
       const failedLoads: string[] = [];
       for (const page of [sender, watcher]) {
         page.on("requestfailed", (request) => failedLoads.push(`${request.url().slice(0, 200)}: ${request.failure()?.errorText}`));
-        page.on("response", (response) => {
-          if (response.status() >= 400) failedLoads.push(`${response.url().slice(0, 200)}: ${response.status()}`);
+        page.on("response", async (response) => {
+          if (response.status() < 400) return;
+          // Metro answers a failed bundle with 500 and the error (an unresolved module, a file it has not indexed yet).
+          const body = await response.text().catch(() => "(no body)");
+          failedLoads.push(`${response.url().slice(0, 200)}: ${response.status()} ${body.slice(0, 600)}`);
         });
       }
       /** Waits until `condition(text)` holds in the page; on a timeout, says what the page shows. */
