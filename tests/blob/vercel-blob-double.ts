@@ -125,12 +125,16 @@ export async function startVercelBlobDouble(): Promise<VercelBlobDouble> {
     for await (const chunk of req) raw += chunk;
     const parts = (JSON.parse(raw) as { partNumber: number; etag: string }[]).sort((a, b) => a.partNumber - b.partNumber);
     const file = path.join(dir, crypto.randomUUID());
-    const output = fs.createWriteStream(file);
-    for (const part of parts) {
-      await pipeline(fs.createReadStream(path.join(dir, part.etag)), output, { end: false });
-      fs.rmSync(path.join(dir, part.etag));
+    // Chunk by chunk into one file handle: a pipeline per part into one stream left a listener per part on it.
+    const output = await fs.promises.open(file, "w");
+    try {
+      for (const part of parts) {
+        for await (const chunk of fs.createReadStream(path.join(dir, part.etag))) await output.write(chunk as Buffer);
+        fs.rmSync(path.join(dir, part.etag));
+      }
+    } finally {
+      await output.close();
     }
-    await new Promise((resolve) => output.end(resolve));
     uploads.delete(uploadId);
     commit(req, res, pathname, requested, file);
   }
