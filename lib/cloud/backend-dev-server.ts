@@ -1,3 +1,5 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { FUNCTIONS_DIR } from "@/lib/app-names";
 import { getConfig } from "@/lib/config";
 import { createErrorReporter, type ErrorReporter } from "@/lib/devlog";
 import { currentInstance } from "@/lib/instance";
@@ -127,6 +129,30 @@ export async function detachBackendDevServers(): Promise<void> {
 export function backendPushOf(sandbox: Sandbox): BackendPush | null {
   const push = attached().get(sandbox.sandboxId)?.push;
   return push ? { ...push } : null;
+}
+
+/** The module of the CLI's codegen the app imports (`api.ts` when convex.json asks for TypeScript codegen). */
+const GENERATED_API_FILES = ["api.js", "api.ts"].map((file) => `${APP_DIR}/${FUNCTIONS_DIR}/_generated/${file}`);
+
+/** Whether the app has the backend's generated API module (`convex/_generated/api.js`). */
+export async function hasGeneratedApi(sandbox: Sandbox): Promise<boolean> {
+  for (const file of GENERATED_API_FILES) if (await sandbox.files.exists(file)) return true;
+  return false;
+}
+
+/**
+ * Resolves once the backend dev server this process reads has generated the app's API module,
+ * reported its first push outcome (codegen comes before the push; a failed one leaves the module
+ * to a later push), or ended; at the latest after `timeoutMs`. Answers whether the module exists.
+ */
+export async function untilGeneratedApi(sandbox: Sandbox, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await hasGeneratedApi(sandbox)) return true;
+    const server = attached().get(sandbox.sandboxId);
+    if (!server || server.push?.state !== "pushing" || Date.now() > deadline) return false;
+    await delay(250);
+  }
 }
 
 /** Whether the backend dev server of a sandbox is running. */

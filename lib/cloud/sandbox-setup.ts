@@ -4,7 +4,7 @@ import { getBackendTemplateFiles, injectBackendWrapper, InjectionError } from "@
 import { log } from "@/lib/log";
 import { restartAppDevServer } from "@/lib/dev-servers";
 import { APP_DIR, type Sandbox } from "@/lib/sandbox";
-import { startBackendDevServer } from "./backend-dev-server";
+import { hasGeneratedApi, startBackendDevServer, untilGeneratedApi } from "./backend-dev-server";
 import { ensureBackendPackage } from "./backend-package";
 import { DEFAULT_ENV_FILE, writeBackendUrlToEnvFile } from "./env-file";
 import { commitAll } from "./git";
@@ -92,11 +92,30 @@ async function nonFatal(what: string, step: () => Promise<unknown>): Promise<War
   }
 }
 
+/** How long the app dev server's restart waits for the backend's first codegen (the CLI's start and a push, on a loaded machine). */
+const GENERATED_API_WAIT_MS = 120_000;
+
+/**
+ * Starts the backend dev server and restarts the app dev server. Metro's file watcher misses
+ * files created while it starts (it crawls first, then watches), so an app without
+ * `convex/_generated` yet would never resolve `../convex/_generated/api`: there, Metro restarts
+ * once the backend dev server generated it, as Convex's own order has it (`npx convex dev`, then
+ * `npx expo start`). An app that has it restarts both at once.
+ */
+async function startDevServers(sandbox: Sandbox, projectId: string, backend: { deploymentUrl: string; adminKey: string }): Promise<Warnings> {
+  const generated = await hasGeneratedApi(sandbox);
+  const startingBackend = nonFatal("Starting the backend dev server", () => startBackendDevServer(sandbox, projectId, backend));
+  if (!generated) await startingBackend.then(() => untilGeneratedApi(sandbox, GENERATED_API_WAIT_MS));
+  const appWarnings = await nonFatal("Restarting the app dev server", () => restartAppDevServer(sandbox));
+  return [...(await startingBackend), ...appWarnings];
+}
+
 /**
  * Spec 4.1 steps 5–8 for a provisioned backend: writes the URL into `.env.local` (fatal when it
  * fails: the app could not reach its backend), then commits, restarts the app dev server so it
- * inlines the variable, and starts the backend dev server. Those three are independent once the
- * env file is written, so they run side by side; each is non-fatal and reported as a warning.
+ * inlines the variable, and starts the backend dev server. The commit and the dev servers are
+ * independent once the env file is written, so they run side by side; each is non-fatal and
+ * reported as a warning.
  */
 export async function finishSandboxSetup(
   sandbox: Sandbox,
@@ -104,11 +123,7 @@ export async function finishSandboxSetup(
   backend: { deploymentUrl: string; adminKey: string },
 ): Promise<Warnings> {
   await writeBackendUrlToEnvFile(sandbox, backend.deploymentUrl);
-  const outcomes = await Promise.all([
-    nonFatal("Committing the changes", () => commitAll(sandbox)),
-    nonFatal("Restarting the app dev server", () => restartAppDevServer(sandbox)),
-    nonFatal("Starting the backend dev server", () => startBackendDevServer(sandbox, projectId, backend)),
-  ]);
+  const outcomes = await Promise.all([nonFatal("Committing the changes", () => commitAll(sandbox)), startDevServers(sandbox, projectId, backend)]);
   return outcomes.flat();
 }
 

@@ -174,7 +174,10 @@ describe("the local backend dev server: the real convex dev", () => {
           await page.waitForFunction(condition, { timeout: 120_000, polling: 100 }, text);
         } catch (error) {
           const shown = await page.evaluate(() => document.body.innerText).catch(() => "(unreadable)");
-          throw new Error(`${String(error)}; the page shows ${JSON.stringify(shown)}; page errors: ${JSON.stringify(errors)}; failed loads: ${JSON.stringify(failedLoads)}`);
+          // The page's own load of a failed bundle ends aborted, without Metro's body: ask again for it.
+          const bundleUrl = await page.evaluate(() => [...document.scripts].map((script) => script.src).find((src) => src.includes(".bundle"))).catch(() => undefined);
+          const bundle = bundleUrl ? await fetch(bundleUrl).then(async (response) => `${response.status} ${(await response.text()).slice(0, 1500)}`, String) : "(no bundle script)";
+          throw new Error(`${String(error)}; the page shows ${JSON.stringify(shown)}; page errors: ${JSON.stringify(errors)}; failed loads: ${JSON.stringify(failedLoads)}; the bundle now: ${bundle}`);
         }
       };
       // The load event waits for Metro's bundle, which it builds for the first visitor: minutes on a loaded machine.

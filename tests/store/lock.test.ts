@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { openStore, pgliteDirOf, readDatabaseLock } from "@/lib/store";
 import { lockFileOf } from "@/lib/store/lock";
 import { createThrowawayDatabase } from "../helpers/postgres";
@@ -13,9 +13,11 @@ const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
+/** A data directory of its own, its database already initialised (the run's template): what is tested is the lock, not initdb. */
 function freshDataDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-lock-"));
   dirs.push(dir);
+  fs.cpSync(inject("pgliteTemplate"), pgliteDirOf(dir), { recursive: true });
   return dir;
 }
 
