@@ -1,0 +1,92 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+
+/**
+ * The sandbox user "user", the same uid inside and on the host: not root, owner of nothing else on
+ * the machine (E2B's is 1000, a real user's uid on many hosts).
+ */
+export const SANDBOX_UID = 101_000;
+export const SANDBOX_HOME = "/home/user";
+export const SANDBOX_RUNTIME_DIR = "/run/sandbox";
+/** Folder of the runtime directory that the wall owns (root's, read-only to the sandbox): /etc files and its sockets. */
+export const WALL_DIR = ".wall";
+
+/** Top-level system folders: merged-/usr symlinks are recreated, real folders bound read-only. */
+const SYSTEM_TOP_LEVEL = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+/** The secret-free part of the machine's /etc a userland needs (TLS roots, the loader, alternatives, time zone). */
+const SYSTEM_ETC = [
+  "alternatives",
+  "ca-certificates",
+  "ssl",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "localtime",
+  "nsswitch.conf",
+  "os-release",
+  "debian_version",
+  "mime.types",
+  "protocols",
+  "services",
+  "bash.bashrc",
+  "profile",
+  "inputrc",
+];
+
+const GENERATED_ETC: Record<string, string> = {
+  passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\nuser:x:${SANDBOX_UID}:${SANDBOX_UID}:user:${SANDBOX_HOME}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+  group: `root:x:0:\nuser:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`,
+  hosts: "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\n",
+  hostname: "sandbox\n",
+  // No name server inside: names are resolved by the egress proxy outside.
+  "resolv.conf": "# resolved by the egress proxy outside the sandbox\n",
+};
+
+export interface MountSpec {
+  home: string;
+  runtimeDir: string;
+  readOnly: Array<{ host: string; sandbox: string }>;
+  cwd: string;
+}
+
+/**
+ * bwrap's mount arguments for a sandbox. bwrap runs as root here, so it reaches the sandbox's
+ * folders under any host parent (e.g. /root); it creates missing parents of a mount point 0700,
+ * which the sandbox user could not traverse, so they are made 0755 first.
+ */
+export async function buildMounts(spec: MountSpec, wallDir: string): Promise<string[]> {
+  const args: string[] = ["--ro-bind", "/usr", "/usr"];
+  const present = new Set(["/", "/usr"]);
+  const mount = (flag: string, hostPath: string, sandboxPath: string) => {
+    const parts = sandboxPath.split("/").filter(Boolean);
+    for (let depth = 1; depth < parts.length; depth++) {
+      const parent = `/${parts.slice(0, depth).join("/")}`;
+      if (present.has(parent)) continue;
+      present.add(parent);
+      args.push("--perms", "0755", "--dir", parent);
+    }
+    present.add(sandboxPath);
+    args.push(flag, hostPath, sandboxPath);
+  };
+  for (const name of SYSTEM_TOP_LEVEL) {
+    const hostPath = `/${name}`;
+    const stat = await fs.lstat(hostPath).catch(() => undefined);
+    if (stat?.isSymbolicLink()) args.push("--symlink", await fs.readlink(hostPath), hostPath);
+    else if (stat?.isDirectory()) mount("--ro-bind", hostPath, hostPath);
+  }
+  args.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp");
+  present.add("/proc").add("/dev").add("/tmp");
+  for (const name of SYSTEM_ETC) mount("--ro-bind-try", `/etc/${name}`, `/etc/${name}`);
+  await fs.mkdir(path.join(wallDir, "etc"), { recursive: true });
+  for (const [name, content] of Object.entries(GENERATED_ETC)) {
+    const hostPath = path.join(wallDir, "etc", name);
+    await fs.writeFile(hostPath, content, { mode: 0o644 });
+    mount("--ro-bind", hostPath, `/etc/${name}`);
+  }
+  mount("--bind", spec.home, SANDBOX_HOME);
+  mount("--bind", spec.runtimeDir, SANDBOX_RUNTIME_DIR);
+  for (const readOnly of spec.readOnly) mount("--ro-bind", readOnly.host, readOnly.sandbox);
+  // Nothing else of the sandbox's root (a tmpfs of bwrap's) is writable.
+  args.push("--remount-ro", "/", "--chdir", spec.cwd);
+  return args;
+}
