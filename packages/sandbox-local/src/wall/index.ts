@@ -90,16 +90,14 @@ const SOCAT = "/usr/bin/socat";
 const run = promisify(execFile);
 
 /**
- * Runs as root outside: enters the sandbox's cgroups (files given as $3…), so that nothing the
- * sandbox runs is ever outside them, then execs bwrap. dash exports PWD: dropped unless the spec
- * sets it ($1).
+ * Runs as root outside: enters the sandbox's cgroups (files given as $2…), so that nothing the
+ * sandbox runs is ever outside them, then execs bwrap.
  */
-const LAUNCHER = `n=$2; keep_pwd=$1; shift 2
+const LAUNCHER = `n=$1; shift
 while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done
-[ "$keep_pwd" = 1 ] || unset PWD
 exec "$@"`;
 
-function listenerScript(ports: Array<{ port: number; socket: string }>, keepPwd: boolean): string {
+function listenerScript(ports: Array<{ port: number; socket: string }>): string {
   const lines = ports.map(
     ({ port, socket }) => `(${SOCAT} -lf /dev/null TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${SANDBOX_RUNTIME_DIR}/${WALL_DIR}/${socket} &)`,
   );
@@ -108,7 +106,6 @@ function listenerScript(ports: Array<{ port: number; socket: string }>, keepPwd:
     const row = `:${port.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A`;
     lines.push(`i=0; while [ $i -lt 1000 ] && ! /usr/bin/grep -q '${row}' /proc/net/tcp; do /usr/bin/sleep 0.01; i=$((i+1)); done`);
   }
-  if (!keepPwd) lines.push("unset PWD");
   lines.push('exec "$@"');
   return lines.join("\n");
 }
@@ -181,7 +178,6 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
       insideListeners.push({ port: forward.port, socket });
     }
 
-    const keepPwd = "PWD" in spec.env;
     const bwrapOptions = [
       ...["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try", "--hostname", "sandbox"],
       ...["--die-with-parent", "--new-session"],
@@ -190,13 +186,15 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
     const command = [
       // bwrap (the sandbox's PID 1) stays root; everything the sandbox runs is the sandbox user, without capabilities or setuid.
       ...[SETPRIV, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"],
-      ...(insideListeners.length > 0 ? ["/bin/sh", "-c", listenerScript(insideListeners, keepPwd), "sandbox-init"] : []),
+      ...(insideListeners.length > 0 ? ["/bin/sh", "-c", listenerScript(insideListeners), "sandbox-init"] : []),
+      // bwrap and sh export PWD: the environment is the spec's alone.
+      ...("PWD" in spec.env ? [] : ["/usr/bin/env", "-u", "PWD", "--"]),
       ...argv,
     ];
     const env = (spec.egress === "registry" ? { ...spec.env, ...proxyEnv() } : { ...spec.env }) as NodeJS.ProcessEnv;
     const child: ChildProcess = spawn(
       "/bin/sh",
-      ["-c", LAUNCHER, "wall-launch", keepPwd ? "1" : "0", String(cgroups.procsFiles.length), ...cgroups.procsFiles, BWRAP, "--args", "3", "--", ...command],
+      ["-c", LAUNCHER, "wall-launch", String(cgroups.procsFiles.length), ...cgroups.procsFiles, BWRAP, "--args", "3", "--", ...command],
       // The environment reaches the sandbox through bwrap's own, and bwrap's options (host paths)
       // through a pipe: never through a command line (visible in ps outside, and as PID 1's inside).
       { env, cwd: "/", stdio: ["ignore", "pipe", "pipe", "pipe"] },
