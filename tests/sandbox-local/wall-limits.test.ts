@@ -77,4 +77,8 @@ describe("the sandbox wall's limits", () => {
     expect(await cgroupsOf(spec.id)).toEqual([]);
     expect(await echoB("after the freezer")).toBe("after the freezer");
   });
+
+  it("never stopped B", async () => {
+    expect(await Promise.race([sandboxB.exited, sleep(100).then(() => "running")])).toBe("running");
+  });
 });
