@@ -71,6 +71,9 @@ export class SandboxCgroups {
     const dirs = {} as Record<Controller, string>;
     for (const controller of CONTROLLERS) dirs[controller] = path.join(parents[controller], id);
     const cgroups = new SandboxCgroups(dirs);
+    if ((await cgroups.pids()).length > 0) throw new Error(`sandbox ${id} is already running`);
+    // Left by a service that died before removing them: empty, so nothing of a live sandbox is lost.
+    await cgroups.remove();
     try {
       for (const controller of CONTROLLERS) await fs.mkdir(dirs[controller]);
       await cgroups.write("memory", "memory.limit_in_bytes", limits.memoryBytes);
