@@ -50,14 +50,16 @@ function get(url) {
   const results = {};
   try { results.npm = execFileSync("npm", ["view", "react", "version"], { encoding: "utf8", timeout: 90000 }).trim(); }
   catch (error) { results.npm = "failed: " + error.message; }
-  results.connectLoopback = await viaConnect("127.0.0.1:" + port);
-  results.connectLocalhostName = await viaConnect("localhost:" + port);
-  results.connectMachine = await viaConnect(machine + ":" + port);
-  results.connectMappedLoopback = await viaConnect("[::ffff:127.0.0.1]:" + port);
-  results.connectNameServer = await viaConnect("10.255.255.53:53");
+  results.connectLoopback = await viaConnect("127.0.0.1:443");
+  results.connectLocalhostName = await viaConnect("localhost:443");
+  results.connectMachine = await viaConnect(machine + ":443");
+  results.connectMappedLoopback = await viaConnect("[::ffff:127.0.0.1]:443");
+  results.connectNameServer = await viaConnect("10.255.255.53:443");
   results.connectMetadata = await viaConnect("169.254.169.254:80");
-  results.forwardMachine = await viaForward("http://" + machine + ":" + port + "/");
-  results.forwardLoopback = await viaForward("http://127.0.0.1:" + port + "/");
+  results.connectOtherPort = await viaConnect("8.8.8.8:25");
+  results.forwardOtherPort = await viaForward("http://8.8.8.8:8080/");
+  results.forwardMachine = await viaForward("http://" + machine + "/");
+  results.forwardLoopback = await viaForward("http://127.0.0.1/");
   results.directLoopback = await direct("127.0.0.1", port);
   results.directMachine = await direct(machine, port);
   results.forwarded = await get("http://127.0.0.1:" + forwardedPort + "/");
@@ -100,7 +102,7 @@ describe("the sandbox wall's egress", () => {
 
     // The real npm client, configured only by the proxy variables the wall sets.
     expect(results.npm).toMatch(/^\d+\.\d+\.\d+$/);
-    // The proxy refuses this machine, loopback (by address, by name, IPv4-mapped), private and link-local ranges.
+    // The proxy refuses (403: before connecting; a failed attempt would be 502) this machine, loopback (by address, by name, IPv4-mapped), private and link-local ranges.
     expect(results.connectLoopback).toBe(403);
     expect(results.connectLocalhostName).toBe(403);
     expect(results.connectMachine).toBe(403);
@@ -108,6 +110,9 @@ describe("the sandbox wall's egress", () => {
     expect(results.connectNameServer).toBe(403);
     expect(results.connectMetadata).toBe(403);
     expect(results.forwardMachine).toBe(403);
+    // A public address, but not HTTP(S): the proxy is no general TCP relay.
+    expect(results.connectOtherPort).toBe(403);
+    expect(results.forwardOtherPort).toBe(403);
     expect(results.forwardLoopback).toBe(403);
     // Around the proxy there is no route at all.
     expect(results.directLoopback).toBe("ECONNREFUSED");

@@ -35,6 +35,8 @@ attempt("usrWrite", () => fs.writeFileSync("/usr/added.txt", "x"));
 attempt("rootWrite", () => fs.writeFileSync("/added.txt", "x"));
 attempt("passwdWrite", () => fs.appendFileSync("/etc/passwd", "evil:x:0:0::/:/bin/sh\n"));
 attempt("shadowRead", () => fs.readFileSync("/etc/shadow", "utf8"));
+attempt("givenWrite", () => { fs.appendFileSync("/home/user/given.txt", " and changed"); return fs.readFileSync("/home/user/given.txt", "utf8"); });
+attempt("linkedWrite", () => fs.appendFileSync("/home/user/linked-tool.txt", "x"));
 attempt("ownWrite", () => { fs.writeFileSync("/home/user/mine.txt", "mine"); return fs.readFileSync("/home/user/mine.txt", "utf8"); });
 attempt("tmpWrite", () => { fs.writeFileSync("/tmp/t.txt", "t"); return true; });
 results.uid = process.getuid();
@@ -98,6 +100,9 @@ describe("the sandbox wall against code that climbs it", () => {
 
     const specA = scratch.spec("iso-a", { readOnly: [{ host: toolchain, sandbox: "/opt/toolchain" }] });
     fs.writeFileSync(path.join(specA.home, "climb.js"), CLIMB);
+    // A file the service put into home is the sandbox's; a hard link into a shared tree is not.
+    fs.writeFileSync(path.join(specA.home, "given.txt"), "given");
+    fs.linkSync(path.join(toolchain, "tool.txt"), path.join(specA.home, "linked-tool.txt"));
     const sandboxA = await scratch.start(
       ["node", "/home/user/climb.js", String(process.pid), dataFile, specB.home, String(serverPort), machineAddress()],
       specA,
@@ -131,6 +136,9 @@ describe("the sandbox wall against code that climbs it", () => {
     expect(results.ownWrite).toEqual({ ok: true, value: "mine" });
     expect(results.tmpWrite).toEqual({ ok: true, value: true });
     expect(fs.existsSync(path.join(toolchain, "added.txt"))).toBe(false);
+    expect(results.givenWrite).toEqual({ ok: true, value: "given and changed" });
+    expect(results.linkedWrite).toEqual({ ok: false, code: "EACCES" });
+    expect(fs.readFileSync(path.join(toolchain, "tool.txt"), "utf8")).toBe("tool");
     // Not root, and nothing of the service's environment.
     expect(results.uid).toBe(SANDBOX_UID);
     expect(results.uid).not.toBe(0);

@@ -4,6 +4,9 @@ import net from "node:net";
 import type { Duplex } from "node:stream";
 import { EgressRefusedError, resolvePublicAddress } from "./address-policy";
 
+/** HTTP(S) on its standard ports only: the proxy is for registries and APIs, not a general TCP relay (mail, databases). */
+const EGRESS_PORTS = new Set([80, 443]);
+
 /** A listener outside the sandbox on a unix socket that the sandbox reaches through its runtime directory. */
 export interface SocketListener {
   close(): Promise<void>;
@@ -70,6 +73,7 @@ function parseAuthority(authority: string): { host: string; port: number } | und
 async function tunnel(request: http.IncomingMessage, inside: Duplex, head: Buffer): Promise<void> {
   const target = parseAuthority(request.url ?? "");
   if (!target) return refuse(inside, 400, "CONNECT needs host:port");
+  if (!EGRESS_PORTS.has(target.port)) return refuse(inside, 403, `egress refused: port ${target.port} (HTTP(S) ports only)`);
   let address: string;
   try {
     address = await resolvePublicAddress(target.host);
@@ -101,6 +105,11 @@ async function forward(request: http.IncomingMessage, response: http.ServerRespo
     response.writeHead(400, { "content-type": "text/plain" }).end("only http:// is forwarded; use CONNECT for https\n");
     return;
   }
+  const port = Number(url.port || 80);
+  if (!EGRESS_PORTS.has(port)) {
+    response.writeHead(403, { "content-type": "text/plain" }).end(`egress refused: port ${port} (HTTP(S) ports only)\n`);
+    return;
+  }
   let address: string;
   try {
     address = await resolvePublicAddress(url.hostname);
@@ -110,7 +119,7 @@ async function forward(request: http.IncomingMessage, response: http.ServerRespo
   }
   const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !DROPPED_HEADERS.has(name)));
   const upstream = http.request(
-    { host: address, port: Number(url.port || 80), method: request.method, path: `${url.pathname}${url.search}`, headers, setHost: false },
+    { host: address, port, method: request.method, path: `${url.pathname}${url.search}`, headers, setHost: false },
     (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(response);

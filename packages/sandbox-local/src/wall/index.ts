@@ -33,7 +33,10 @@ export interface LoopbackForward {
 export interface WallSpec {
   /** Sandbox id; names the cgroups. */
   id: string;
-  /** Host directory mounted read-write at /home/user; made the sandbox user's (recursively) at start. */
+  /**
+   * Host directory mounted read-write at /home/user. At start, it and everything in it with a
+   * single link become the sandbox user's ({@link SANDBOX_UID}); hard-linked files stay as they are.
+   */
   home: string;
   /** E.g. the app toolchain. */
   readOnly?: Array<{ host: string; sandbox: string }>;
@@ -163,8 +166,11 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
     await fs.mkdir(wallDir, { mode: 0o755 });
     await fs.chown(wallDir, 0, 0);
     await fs.chown(spec.runtimeDir, SANDBOX_UID, SANDBOX_UID);
-    await run("chown", ["-R", "-h", `${SANDBOX_UID}:${SANDBOX_UID}`, "--", spec.home]);
-    // chown -R made the wall's folder the sandbox's when it sits inside home: take it back.
+    // Home becomes the sandbox user's, except files with several links: those share their inode
+    // with another tree (a hard-linked toolchain), which must stay read-only to the sandbox.
+    const owner = String(SANDBOX_UID);
+    await run("find", [spec.home, "(", "-type", "d", "-o", "-links", "1", ")", "!", "-user", owner, "-exec", "chown", "-h", `${owner}:${owner}`, "{}", "+"]);
+    // The wall's own folder stays root's when it sits inside home.
     await fs.chown(wallDir, 0, 0);
 
     const insideListeners: Array<{ port: number; socket: string }> = [];
