@@ -1,10 +1,8 @@
-import http from "node:http";
-import net from "node:net";
 import path from "node:path";
 import fs from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EGRESS_PROXY_PORT, wallSupport } from "@/packages/sandbox-local/src/wall";
-import { machineAddress, outputOf, SANDBOX_ENV, wallScratch } from "./wall-fixture";
+import { describe, expect, it } from "vitest";
+import { EGRESS_PROXY_PORT } from "@/packages/sandbox-local/src/wall";
+import { machineAddress, outputOf, SANDBOX_ENV, serviceOnAllInterfaces, wallScratch } from "./wall-fixture";
 
 const scratch = wallScratch("wall-egress");
 const FORWARDED_PORT = 3210;
@@ -68,25 +66,11 @@ function get(url) {
 })();
 `;
 
-let server: http.Server;
-let serverPort: number;
-
-beforeAll(async () => {
-  expect(await wallSupport()).toEqual({ ok: true });
-  server = http.createServer((_request, response) => response.end("the project's own deployment"));
-  await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
-  serverPort = (server.address() as net.AddressInfo).port;
-});
-
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const servicePort = serviceOnAllInterfaces("the project's own deployment");
 
 describe("the sandbox wall's egress", () => {
   it("reaches the npm registry through the proxy, and nothing of this machine through it or around it", async () => {
-    // Proof the target answers from outside, on loopback and on the machine's address.
-    for (const host of ["127.0.0.1", machineAddress()]) {
-      const body = await (await fetch(`http://${host}:${serverPort}/`)).text();
-      expect(body).toBe("the project's own deployment");
-    }
+    const serverPort = await servicePort;
     const spec = scratch.spec("egress", {
       egress: "registry",
       forwards: [{ port: FORWARDED_PORT, target: { host: "127.0.0.1", port: serverPort } }],

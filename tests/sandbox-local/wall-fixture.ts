@@ -1,10 +1,11 @@
 import fs from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll } from "vitest";
-import { startWalled, type WalledProcess, type WallExit, type WallSpec } from "@/packages/sandbox-local/src/wall";
+import { afterAll, beforeAll, expect } from "vitest";
+import { startWalled, wallSupport, type WalledProcess, type WallExit, type WallSpec } from "@/packages/sandbox-local/src/wall";
 
 /** The complete environment the tests give a sandbox. */
 export const SANDBOX_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/home/user", LANG: "C.UTF-8" };
@@ -12,10 +13,14 @@ export const SANDBOX_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/home/
 /** Waits sized for a loaded 2-core machine. */
 export const GENEROUS_MS = 60_000;
 
-/** A scratch folder for this file's sandboxes, removed (with every sandbox still running) after the file. */
+/**
+ * A scratch folder for this file's sandboxes, removed (with every sandbox still running) after the
+ * file. CI builds walls: a machine that cannot fails the file with the reason.
+ */
 export function wallScratch(name: string) {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`)));
   const running = new Set<WalledProcess>();
+  beforeAll(async () => expect(await wallSupport()).toEqual({ ok: true }));
   afterAll(async () => {
     await Promise.all([...running].map((sandbox) => sandbox.kill()));
     fs.rmSync(base, { recursive: true, force: true });
@@ -96,4 +101,21 @@ export function machineAddress(): string {
     .find((info) => info.family === "IPv4" && !info.internal)?.address;
   if (!address) throw new Error("this machine has no non-loopback IPv4 address");
   return address;
+}
+
+/**
+ * "The service": an HTTP server on every interface of this machine (as the service and its peers
+ * may listen), closed after the file. Resolves with its port once it answers from outside on
+ * loopback and on the machine's address, so a sandbox failing to reach it is the wall's doing.
+ */
+export function serviceOnAllInterfaces(body: string): Promise<number> {
+  const server = http.createServer((_request, response) => response.end(body));
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve)).then(async () => {
+    const port = (server.address() as net.AddressInfo).port;
+    for (const host of ["127.0.0.1", machineAddress()]) {
+      expect(await (await fetch(`http://${host}:${port}/`)).text()).toBe(body);
+    }
+    return port;
+  });
 }

@@ -1,9 +1,8 @@
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SANDBOX_UID, wallSupport } from "@/packages/sandbox-local/src/wall";
-import { ECHO_SERVER, echoOver, eventually, machineAddress, outputOf, SANDBOX_ENV, wallScratch } from "./wall-fixture";
+import { describe, expect, it } from "vitest";
+import { SANDBOX_UID } from "@/packages/sandbox-local/src/wall";
+import { ECHO_SERVER, echoOver, eventually, machineAddress, outputOf, SANDBOX_ENV, serviceOnAllInterfaces, wallScratch } from "./wall-fixture";
 
 const scratch = wallScratch("wall-isolation");
 
@@ -57,33 +56,11 @@ function connect(host, port) {
 })();
 `;
 
-let server: net.Server;
-let serverPort: number;
-
-beforeAll(async () => {
-  expect(await wallSupport()).toEqual({ ok: true });
-  server = net.createServer((socket) => {
-    socket.on("error", () => undefined);
-    socket.end("service\n");
-  });
-  await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
-  serverPort = (server.address() as net.AddressInfo).port;
-});
-
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const servicePort = serviceOnAllInterfaces("the service");
 
 describe("the sandbox wall against code that climbs it", () => {
   it("hides the service's processes, files, other sandboxes and network; keeps read-only mounts read-only", async () => {
-    // Proof the targets exist from outside: the climbs below fail because of the wall, not because nothing is there.
-    for (const host of ["127.0.0.1", machineAddress()]) {
-      await new Promise<void>((resolve, reject) => {
-        const socket = net.connect(serverPort, host, () => {
-          socket.destroy();
-          resolve();
-        });
-        socket.on("error", reject);
-      });
-    }
+    const serverPort = await servicePort;
     process.env.WALL_TEST_CANARY = "canary-of-the-service-env";
     const dataDir = path.join(scratch.base, "DATA_DIR");
     fs.mkdirSync(dataDir);
