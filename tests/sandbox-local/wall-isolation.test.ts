@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SANDBOX_UID } from "@/packages/sandbox-local/src/wall";
+import { sandboxUid } from "@/packages/sandbox-local/src/wall";
 import { ECHO_SERVER, echoOver, eventually, machineAddress, outputOf, SANDBOX_ENV, serviceOnAllInterfaces, wallScratch } from "./wall-fixture";
 
 const scratch = wallScratch("wall-isolation");
@@ -117,8 +117,11 @@ describe("the sandbox wall against code that climbs it", () => {
     expect(results.linkedWrite).toEqual({ ok: false, code: "EACCES" });
     expect(fs.readFileSync(path.join(toolchain, "tool.txt"), "utf8")).toBe("tool");
     // Not root, and nothing of the service's environment.
-    expect(results.uid).toBe(SANDBOX_UID);
-    expect(results.uid).not.toBe(0);
+    expect(results.uid).toBe(sandboxA.uid);
+    expect(sandboxA.uid).toBe(sandboxUid(specA.id));
+    expect(sandboxA.uid).toBeGreaterThanOrEqual(1_000_000);
+    // Nor B's user: per-uid kernel counts (inotify instances, keyrings) are not shared.
+    expect(sandboxA.uid).not.toBe(sandboxB.uid);
     expect(results.env).toEqual(SANDBOX_ENV);
     expect(stdout).not.toContain("canary-of-the-service-env");
     // Its own network namespace: the service's loopback, this machine's address and its name server are unreachable.

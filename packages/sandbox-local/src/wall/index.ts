@@ -10,9 +10,9 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { SandboxCgroups, sandboxesParents } from "./cgroups";
 import { listenEgressProxy, listenForward, type SocketListener } from "./egress";
-import { buildMounts, SANDBOX_HOME, SANDBOX_RUNTIME_DIR, SANDBOX_UID, WALL_DIR } from "./mounts";
+import { buildMounts, SANDBOX_HOME, SANDBOX_RUNTIME_DIR, sandboxUid, WALL_DIR } from "./mounts";
 
-export { SANDBOX_UID } from "./mounts";
+export { sandboxUid } from "./mounts";
 
 export interface WallLimits {
   /** Whole sandbox (all its processes), cgroup memory limit; OOM kills inside the sandbox only. */
@@ -35,7 +35,7 @@ export interface WallSpec {
   id: string;
   /**
    * Host directory mounted read-write at /home/user. At start, it and everything in it with a
-   * single link become the sandbox user's ({@link SANDBOX_UID}); hard-linked files stay as they are.
+   * single link become the sandbox user's ({@link sandboxUid}); hard-linked files stay as they are.
    */
   home: string;
   /** E.g. the app toolchain. */
@@ -65,6 +65,8 @@ export interface WallExit {
 export interface WalledProcess {
   /** Host pid of the wall's outermost process. */
   readonly pid: number;
+  /** uid and gid of the sandbox's processes, inside and on the host ({@link sandboxUid}). */
+  readonly uid: number;
   /** Of the first process. */
   readonly stdout: NodeJS.ReadableStream;
   readonly stderr: NodeJS.ReadableStream;
@@ -165,10 +167,11 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
     await fs.rm(wallDir, { recursive: true, force: true });
     await fs.mkdir(wallDir, { mode: 0o755 });
     await fs.chown(wallDir, 0, 0);
-    await fs.chown(spec.runtimeDir, SANDBOX_UID, SANDBOX_UID);
+    const uid = sandboxUid(spec.id);
+    await fs.chown(spec.runtimeDir, uid, uid);
     // Home becomes the sandbox user's, except files with several links: those share their inode
     // with another tree (a hard-linked toolchain), which must stay read-only to the sandbox.
-    const owner = String(SANDBOX_UID);
+    const owner = String(uid);
     await run("find", [spec.home, "(", "-type", "d", "-o", "-links", "1", ")", "!", "-user", owner, "-exec", "chown", "-h", `${owner}:${owner}`, "{}", "+"]);
     // The wall's own folder stays root's when it sits inside home.
     await fs.chown(wallDir, 0, 0);
@@ -187,11 +190,11 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
     const bwrapOptions = [
       ...["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try", "--hostname", "sandbox"],
       ...["--die-with-parent", "--new-session"],
-      ...(await buildMounts({ home: spec.home, runtimeDir: spec.runtimeDir, readOnly: spec.readOnly ?? [], cwd: spec.cwd ?? SANDBOX_HOME }, wallDir)),
+      ...(await buildMounts({ uid, home: spec.home, runtimeDir: spec.runtimeDir, readOnly: spec.readOnly ?? [], cwd: spec.cwd ?? SANDBOX_HOME }, wallDir)),
     ];
     const command = [
       // bwrap (the sandbox's PID 1) stays root; everything the sandbox runs is the sandbox user, without capabilities or setuid.
-      ...[SETPRIV, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"],
+      ...[SETPRIV, `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"],
       ...(insideListeners.length > 0 ? ["/bin/sh", "-c", listenerScript(insideListeners), "sandbox-init"] : []),
       // bwrap and sh export PWD: the environment is the spec's alone.
       ...("PWD" in spec.env ? [] : ["/usr/bin/env", "-u", "PWD", "--"]),
@@ -242,6 +245,7 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
 
     return {
       pid: child.pid!,
+      uid,
       stdout: child.stdout!,
       stderr: child.stderr!,
       exited,
@@ -284,7 +288,7 @@ export async function wallSupport(): Promise<{ ok: true } | { ok: false; reason:
   }
   const refused = await canRun(BWRAP, [
     ...["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "--"],
-    ...[SETPRIV, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, "--clear-groups", "--no-new-privs", "--", "/usr/bin/true"],
+    ...[SETPRIV, `--reuid=${sandboxUid("wall-support")}`, `--regid=${sandboxUid("wall-support")}`, "--clear-groups", "--no-new-privs", "--", "/usr/bin/true"],
   ]);
   return refused ? { ok: false, reason: `namespaces refused: ${refused}` } : { ok: true };
 }

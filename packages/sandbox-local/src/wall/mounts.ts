@@ -1,11 +1,21 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 
+const SANDBOX_UID_BASE = 1_000_000;
+const SANDBOX_UID_SPAN = 1_000_000;
+
 /**
- * The sandbox user "user", the same uid inside and on the host: not root, owner of nothing else on
- * the machine (E2B's is 1000, a real user's uid on many hosts).
+ * The uid (and gid) of sandbox `id`'s user "user", the same inside and on the host: not root, owner
+ * of nothing else on the machine (E2B's 1000 is a real user's on many hosts). One per sandbox,
+ * because the kernel counts some limits per uid across namespaces (inotify instances and watches,
+ * keyrings): one sandbox must not exhaust another's. Derived from the id, so a sandbox keeps its
+ * uid, and its home's owner, across restarts; two ids sharing one only share those per-uid counts.
  */
-export const SANDBOX_UID = 101_000;
+export function sandboxUid(id: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(id)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return SANDBOX_UID_BASE + (hash % SANDBOX_UID_SPAN);
+}
 export const SANDBOX_HOME = "/home/user";
 export const SANDBOX_RUNTIME_DIR = "/run/sandbox";
 /** Folder of the runtime directory that the wall owns (root's, read-only to the sandbox): /etc files and its sockets. */
@@ -33,16 +43,17 @@ const SYSTEM_ETC = [
   "inputrc",
 ];
 
-const GENERATED_ETC: Record<string, string> = {
-  passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\nuser:x:${SANDBOX_UID}:${SANDBOX_UID}:user:${SANDBOX_HOME}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
-  group: `root:x:0:\nuser:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`,
+const generatedEtc = (uid: number): Record<string, string> => ({
+  passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\nuser:x:${uid}:${uid}:user:${SANDBOX_HOME}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+  group: `root:x:0:\nuser:x:${uid}:\nnogroup:x:65534:\n`,
   hosts: "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\n",
   hostname: "sandbox\n",
   // No name server inside: names are resolved by the egress proxy outside.
   "resolv.conf": "# resolved by the egress proxy outside the sandbox\n",
-};
+});
 
 export interface MountSpec {
+  uid: number;
   home: string;
   runtimeDir: string;
   readOnly: Array<{ host: string; sandbox: string }>;
@@ -78,7 +89,7 @@ export async function buildMounts(spec: MountSpec, wallDir: string): Promise<str
   present.add("/proc").add("/dev").add("/tmp");
   for (const name of SYSTEM_ETC) mount("--ro-bind-try", `/etc/${name}`, `/etc/${name}`);
   await fs.mkdir(path.join(wallDir, "etc"), { recursive: true });
-  for (const [name, content] of Object.entries(GENERATED_ETC)) {
+  for (const [name, content] of Object.entries(generatedEtc(spec.uid))) {
     const hostPath = path.join(wallDir, "etc", name);
     await fs.writeFile(hostPath, content, { mode: 0o644 });
     mount("--ro-bind", hostPath, `/etc/${name}`);
