@@ -36,6 +36,8 @@ attempt("passwdWrite", () => fs.appendFileSync("/etc/passwd", "evil:x:0:0::/:/bi
 attempt("shadowRead", () => fs.readFileSync("/etc/shadow", "utf8"));
 attempt("givenWrite", () => { fs.appendFileSync("/home/user/given.txt", " and changed"); return fs.readFileSync("/home/user/given.txt", "utf8"); });
 attempt("linkedWrite", () => fs.appendFileSync("/home/user/linked-tool.txt", "x"));
+attempt("wallWrite", () => fs.writeFileSync("/run/sandbox/.wall/etc/hosts", "127.0.0.1 registry.npmjs.org\n"));
+attempt("wallRename", () => fs.renameSync("/run/sandbox/.wall", "/run/sandbox/moved"));
 attempt("ownWrite", () => { fs.writeFileSync("/home/user/mine.txt", "mine"); return fs.readFileSync("/home/user/mine.txt", "utf8"); });
 attempt("tmpWrite", () => { fs.writeFileSync("/tmp/t.txt", "t"); return true; });
 results.uid = process.getuid();
@@ -110,6 +112,9 @@ describe("the sandbox wall against code that climbs it", () => {
     // Root-owned files refuse the sandbox user before the read-only mount is even asked.
     expect(results.passwdWrite).toEqual({ ok: false, code: "EACCES" });
     expect(results.shadowRead).toEqual({ ok: false, code: "ENOENT" });
+    // The wall's own folder in the runtime directory (its /etc files and sockets) cannot be changed or swapped.
+    expect(results.wallWrite).toEqual({ ok: false, code: "EROFS" });
+    expect(results.wallRename).toEqual({ ok: false, code: "EBUSY" });
     expect(results.ownWrite).toEqual({ ok: true, value: "mine" });
     expect(results.tmpWrite).toEqual({ ok: true, value: true });
     expect(fs.existsSync(path.join(toolchain, "added.txt"))).toBe(false);

@@ -96,6 +96,9 @@ export async function buildMounts(spec: MountSpec, wallDir: string): Promise<str
   }
   mount("--bind", spec.home, SANDBOX_HOME);
   mount("--bind", spec.runtimeDir, SANDBOX_RUNTIME_DIR);
+  // A mount point the sandbox can neither write into nor rename or replace (e.g. by a symlink the
+  // service would follow when it closes the sockets there).
+  mount("--ro-bind", wallDir, `${SANDBOX_RUNTIME_DIR}/${WALL_DIR}`);
   for (const readOnly of spec.readOnly) mount("--ro-bind", readOnly.host, readOnly.sandbox);
   // Nothing else of the sandbox's root (a tmpfs of bwrap's) is writable.
   args.push("--remount-ro", "/", "--chdir", spec.cwd);
