@@ -77,7 +77,9 @@ describe("the sandbox wall against code that climbs it", () => {
     const sandboxB = await scratch.start(["node", "-e", ECHO_SERVER], specB);
     await eventually("B's echo", () => echoOver(path.join(specB.runtimeDir, "echo.sock"), "ping"));
 
-    const specA = scratch.spec("iso-a", { readOnly: [{ host: toolchain, sandbox: "/opt/toolchain" }] });
+    // A value the shell must not interpret: quotes, a command substitution, a newline.
+    const env = { ...SANDBOX_ENV, TRICKY: "it's $(touch /home/user/pwned) `touch /home/user/pwned2` \"q\"\nline 2 \\ end" };
+    const specA = scratch.spec("iso-a", { env, readOnly: [{ host: toolchain, sandbox: "/opt/toolchain" }] });
     fs.writeFileSync(path.join(specA.home, "climb.js"), CLIMB);
     // A file the service put into home is the sandbox's; a hard link into a shared tree is not.
     fs.writeFileSync(path.join(specA.home, "given.txt"), "given");
@@ -127,7 +129,8 @@ describe("the sandbox wall against code that climbs it", () => {
     expect(sandboxA.uid).toBeGreaterThanOrEqual(1_000_000);
     // Nor B's user: per-uid kernel counts (inotify instances, keyrings) are not shared.
     expect(sandboxA.uid).not.toBe(sandboxB.uid);
-    expect(results.env).toEqual(SANDBOX_ENV);
+    expect(results.env).toEqual(env);
+    expect(fs.readdirSync(specA.home).filter((name) => name.startsWith("pwned"))).toEqual([]);
     expect(stdout).not.toContain("canary-of-the-service-env");
     // Its own network namespace: the service's loopback, this machine's address and its name server are unreachable.
     expect(results.loopback).toEqual({ ok: false, code: "ECONNREFUSED" });

@@ -102,16 +102,33 @@ const LAUNCHER = `n=$1; shift
 while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done
 exec "$@"`;
 
-function listenerScript(ports: Array<{ port: number; socket: string }>): string {
-  const lines = ports.map(
-    ({ port, socket }) => `(${SOCAT} -lf /dev/null TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${SANDBOX_RUNTIME_DIR}/${WALL_DIR}/${socket} &)`,
-  );
-  // The first process starts once every loopback listener is up (a LISTEN row in /proc/net/tcp).
+/** Where the sandbox's environment script is, inside (a read-only file on the sandbox's own tmpfs root). */
+const ENV_SCRIPT = "/run/sandbox-env.sh";
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The environment as a script for dash to source: every value single-quoted, so nothing in it is interpreted. */
+function envScript(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([name, value]) => `export ${name}='${value.replaceAll("'", `'\\''`)}'\n`)
+    .join("");
+}
+
+/**
+ * The sandbox's init, run as the sandbox user: takes on the spec's environment (never seen by a
+ * root process: LD_PRELOAD and the like would run code as root), starts the loopback listeners,
+ * and execs the first process once they are up (a LISTEN row in /proc/net/tcp).
+ */
+function initScript(ports: Array<{ port: number; socket: string }>, keepPwd: boolean): string {
+  const lines = [`. ${ENV_SCRIPT}`];
+  for (const { port, socket } of ports) {
+    lines.push(`(${SOCAT} -lf /dev/null TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${SANDBOX_RUNTIME_DIR}/${WALL_DIR}/${socket} &)`);
+  }
   for (const { port } of ports) {
     const row = `:${port.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A`;
     lines.push(`i=0; while [ $i -lt 1000 ] && ! /usr/bin/grep -q '${row}' /proc/net/tcp; do /usr/bin/sleep 0.01; i=$((i+1)); done`);
   }
-  lines.push('exec "$@"');
+  // dash exports PWD: the environment is the spec's alone.
+  lines.push(keepPwd ? 'exec "$@"' : 'exec /usr/bin/env -u PWD -- "$@"');
   return lines.join("\n");
 }
 
@@ -131,6 +148,9 @@ function proxyEnv(): Record<string, string> {
 
 function validate(spec: WallSpec): void {
   if (!ID_PATTERN.test(spec.id)) throw new Error(`sandbox wall: invalid id ${JSON.stringify(spec.id)}`);
+  for (const [name, value] of Object.entries(spec.env)) {
+    if (!ENV_NAME.test(name) || value.includes("\0")) throw new Error(`sandbox wall: invalid environment variable ${JSON.stringify(name)}`);
+  }
   for (const dir of [spec.home, spec.runtimeDir, ...(spec.readOnly ?? []).flatMap((m) => [m.host, m.sandbox])]) {
     if (!path.isAbsolute(dir)) throw new Error(`sandbox wall: path must be absolute: ${dir}`);
   }
@@ -190,31 +210,35 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
     const bwrapOptions = [
       ...["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try", "--hostname", "sandbox"],
       ...["--die-with-parent", "--new-session"],
-      ...(await buildMounts({ uid, home: spec.home, runtimeDir: spec.runtimeDir, readOnly: spec.readOnly ?? [], cwd: spec.cwd ?? SANDBOX_HOME }, wallDir)),
+      ...(await buildMounts(
+        { uid, home: spec.home, runtimeDir: spec.runtimeDir, readOnly: spec.readOnly ?? [], dataFiles: [{ fd: 4, sandbox: ENV_SCRIPT }], cwd: spec.cwd ?? SANDBOX_HOME },
+        wallDir,
+      )),
     ];
     const command = [
       // bwrap (the sandbox's PID 1) stays root; everything the sandbox runs is the sandbox user, without capabilities or setuid.
       ...[SETPRIV, `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"],
-      ...(insideListeners.length > 0 ? ["/bin/sh", "-c", listenerScript(insideListeners), "sandbox-init"] : []),
-      // bwrap and sh export PWD: the environment is the spec's alone.
-      ...("PWD" in spec.env ? [] : ["/usr/bin/env", "-u", "PWD", "--"]),
+      ...["/bin/sh", "-c", initScript(insideListeners, "PWD" in spec.env), "sandbox-init"],
       ...argv,
     ];
-    const env = (spec.egress === "registry" ? { ...spec.env, ...proxyEnv() } : { ...spec.env }) as NodeJS.ProcessEnv;
+    const env = spec.egress === "registry" ? { ...spec.env, ...proxyEnv() } : spec.env;
     const child: ChildProcess = spawn(
       "/bin/sh",
       ["-c", LAUNCHER, "wall-launch", String(cgroups.procsFiles.length), ...cgroups.procsFiles, BWRAP, "--args", "3", "--", ...command],
-      // The environment reaches the sandbox through bwrap's own, and bwrap's options (host paths)
-      // through a pipe: never through a command line (visible in ps outside, and as PID 1's inside).
-      { env, cwd: "/", stdio: ["ignore", "pipe", "pipe", "pipe"] },
+      // Root's part runs with an empty environment. bwrap's options (host paths) and the sandbox's
+      // environment come through pipes: never through a command line (visible in ps outside, and
+      // as PID 1's inside).
+      { env: {} as NodeJS.ProcessEnv, cwd: "/", stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"] },
     );
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
       child.once("error", reject);
     });
-    const argsPipe = child.stdio[3] as NodeJS.WritableStream;
-    argsPipe.on("error", () => undefined);
-    argsPipe.end(bwrapOptions.map((arg) => `${arg}\0`).join(""));
+    for (const [fd, data] of [[3, bwrapOptions.map((arg) => `${arg}\0`).join("")], [4, envScript(env)]] as const) {
+      const pipe = child.stdio[fd] as NodeJS.WritableStream;
+      pipe.on("error", () => undefined);
+      pipe.end(data);
+    }
 
     let limitHit: WallExit["limit"];
     let killing: Promise<void> | undefined;

@@ -57,6 +57,8 @@ export interface MountSpec {
   home: string;
   runtimeDir: string;
   readOnly: Array<{ host: string; sandbox: string }>;
+  /** Read-only files on the sandbox's own tmpfs root, their content read by bwrap from a file descriptor. */
+  dataFiles: Array<{ fd: number; sandbox: string }>;
   cwd: string;
 }
 
@@ -100,6 +102,10 @@ export async function buildMounts(spec: MountSpec, wallDir: string): Promise<str
   // service would follow when it closes the sockets there).
   mount("--ro-bind", wallDir, `${SANDBOX_RUNTIME_DIR}/${WALL_DIR}`);
   for (const readOnly of spec.readOnly) mount("--ro-bind", readOnly.host, readOnly.sandbox);
+  for (const file of spec.dataFiles) {
+    args.push("--perms", "0444");
+    mount("--ro-bind-data", String(file.fd), file.sandbox);
+  }
   // Nothing else of the sandbox's root (a tmpfs of bwrap's) is writable.
   args.push("--remount-ro", "/", "--chdir", spec.cwd);
   return args;
