@@ -1,6 +1,7 @@
 // Entry point of the local sandbox service: `node packages/sandbox-local/src/main.mjs`.
 // Settings come from the environment (the product's lib/config documents them in .env.example);
 // the first line on stdout is `{"listening":<port>}` once the service answers.
+import fs from "node:fs";
 import path from "node:path";
 import { createSandboxRegistry } from "./sandboxes.mjs";
 import { createServiceServer } from "./service.mjs";
@@ -18,8 +19,11 @@ const port = Number(process.env.SANDBOX_SERVICE_PORT ?? 0);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail("SANDBOX_SERVICE_PORT must be a port number");
 const megabytes = (name, fallback) => Number(process.env[name] ?? fallback) * 1024 * 1024;
 
+// Sockets need a short path (at most 107 bytes), wherever the data directory is.
+const runtimeRoot = fs.mkdtempSync("/tmp/sandbox-local-");
 const registry = createSandboxRegistry({
   dataDir: path.resolve(dataDir),
+  runtimeRoot,
   // `base` is E2B's default template: an empty home.
   templates: { base: null },
   limits: { memoryBytes: megabytes("SANDBOX_MEMORY_MB", 2048), maxProcesses: Number(process.env.SANDBOX_MAX_PROCESSES ?? 512) },
@@ -40,6 +44,7 @@ server.listen(port, "127.0.0.1", () => {
 const shutdown = async () => {
   server.close();
   await registry.closeAll();
+  fs.rmSync(runtimeRoot, { recursive: true, force: true });
   process.exit(0);
 };
 process.on("SIGTERM", () => void shutdown());

@@ -25,6 +25,9 @@ export class ApiError extends Error {
   }
 }
 
+const removeDirectories = (...directories) =>
+  Promise.all(directories.map((directory) => fs.rm(directory, { recursive: true, force: true })));
+
 const newSandboxId = () => `i${randomBytes(10).toString("hex")}`;
 
 function waitForReady(walled) {
@@ -46,10 +49,12 @@ function waitForReady(walled) {
 }
 
 /**
- * @param {{ dataDir: string, templates: Record<string, string | null>, limits: { memoryBytes: number, maxProcesses: number } }} options
- *   `templates` maps a template id to the host directory its home starts as a copy of (`null`: empty).
+ * @param {{ dataDir: string, runtimeRoot: string, templates: Record<string, string | null>, limits: { memoryBytes: number, maxProcesses: number } }} options
+ *   `templates` maps a template id to the host directory its home starts as a copy of (`null`:
+ *   empty). `runtimeRoot` holds the agents' sockets: a short path, as a unix socket's path may
+ *   not exceed 107 bytes.
  */
-export function createSandboxRegistry({ dataDir, templates, limits }) {
+export function createSandboxRegistry({ dataDir, runtimeRoot, templates, limits }) {
   /** @type {Map<string, any>} */
   const sandboxes = new Map();
   const root = path.join(dataDir, "sandboxes");
@@ -75,8 +80,9 @@ export function createSandboxRegistry({ dataDir, templates, limits }) {
     const id = newSandboxId();
     const directory = path.join(root, id);
     const home = path.join(directory, "home");
-    const runtimeDir = path.join(directory, "run");
+    const runtimeDir = path.join(runtimeRoot, id);
     await fs.mkdir(runtimeDir, { recursive: true });
+    await fs.mkdir(directory, { recursive: true });
     if (templates[templateID]) await fs.cp(templates[templateID], home, { recursive: true, verbatimSymlinks: true });
     else await fs.mkdir(home, { recursive: true });
     const env = {
@@ -103,7 +109,7 @@ export function createSandboxRegistry({ dataDir, templates, limits }) {
       await waitForReady(walled);
     } catch (error) {
       await walled.kill();
-      await fs.rm(directory, { recursive: true, force: true });
+      await removeDirectories(directory, runtimeDir);
       throw new ApiError(503, `sandbox could not start: ${error.message}`);
     }
     const sandbox = {
@@ -117,6 +123,7 @@ export function createSandboxRegistry({ dataDir, templates, limits }) {
       autoPause: Boolean(autoPause),
       socketPath: path.join(runtimeDir, "envd.sock"),
       directory,
+      runtimeDir,
       walled,
       timer: undefined,
     };
@@ -134,7 +141,7 @@ export function createSandboxRegistry({ dataDir, templates, limits }) {
     sandboxes.delete(id);
     clearTimeout(sandbox.timer);
     await sandbox.walled.kill();
-    await fs.rm(sandbox.directory, { recursive: true, force: true });
+    await removeDirectories(sandbox.directory, sandbox.runtimeDir);
   }
 
   async function pause(id) {
