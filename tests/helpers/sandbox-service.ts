@@ -60,7 +60,7 @@ async function sandboxProcessAlive(servicePid: number, sandboxPid: number): Prom
 export async function startSandboxService(dataDir: string): Promise<SandboxServiceProcess> {
   const apiKey = `e2b_${randomBytes(20).toString("hex")}`;
   const child = spawn(process.execPath, [SERVICE_MAIN], {
-    env: { PATH: process.env.PATH, SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: "0" },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: "0" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
