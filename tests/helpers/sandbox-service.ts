@@ -60,7 +60,8 @@ async function sandboxProcessAlive(servicePid: number, sandboxPid: number): Prom
 export async function startSandboxService(dataDir: string): Promise<SandboxServiceProcess> {
   const apiKey = `e2b_${randomBytes(20).toString("hex")}`;
   const child = spawn(process.execPath, [SERVICE_MAIN], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: "0" },
+    // Only what the service needs: nothing of the test's own environment reaches its sandboxes.
+    env: { PATH: process.env.PATH, SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: "0" } as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
