@@ -61,7 +61,7 @@ export async function startSandboxService(dataDir: string): Promise<SandboxServi
   const apiKey = `e2b_${randomBytes(20).toString("hex")}`;
   const child = spawn(process.execPath, [SERVICE_MAIN], {
     // Only what the service needs: nothing of the test's own environment reaches its sandboxes.
-    env: { PATH: process.env.PATH, SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: "0" } as NodeJS.ProcessEnv,
+    env: { NODE_ENV: "test", PATH: process.env.PATH, SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: "0" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
