@@ -69,7 +69,9 @@ export async function serveFiles(req, res, { home }) {
       if (!stats) return sendError(res, 404, `path not found: ${absolute}`), true;
       if (!stats.isFile()) return sendError(res, 400, `path is not a file: ${absolute}`), true;
       res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(stats.size) });
-      await pipeline(createReadStream(absolute), res);
+      // Exactly the announced length: a file that grows while it is read must not overrun it.
+      if (stats.size === 0) res.end();
+      else await pipeline(createReadStream(absolute, { start: 0, end: stats.size - 1 }), res);
       return true;
     }
     if (req.method !== "POST") return sendError(res, 405, "GET or POST"), true;
