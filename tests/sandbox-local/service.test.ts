@@ -1,7 +1,7 @@
 import http from "node:http";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { AuthenticationError, FilesystemEventType, Sandbox, SandboxNotFoundError, type FilesystemEvent } from "e2b";
+import { AuthenticationError, FilesystemEventType, Sandbox, SandboxNotFoundError, type FilesystemEvent, type SandboxOpts } from "e2b";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandboxService, type SandboxServiceProcess } from "../helpers/sandbox-service";
 
@@ -11,7 +11,7 @@ let service: SandboxServiceProcess;
 let connection: { apiKey: string; apiUrl: string; sandboxUrl: string };
 const created: string[] = [];
 
-const create = async (options: Parameters<typeof Sandbox.create>[0] = {}) => {
+const create = async (options: SandboxOpts = {}) => {
   const sandbox = await Sandbox.create({ ...connection, timeoutMs: 120_000, ...options });
   created.push(sandbox.sandboxId);
   return sandbox;
@@ -153,7 +153,13 @@ describe("ports", () => {
     ].join("\n");
     await sandbox.files.write("server.js", server);
     const ready = new Promise<void>((resolve) => {
-      void sandbox.commands.run("node server.js", { background: true, timeoutMs: 0, onStdout: (data) => data.includes("listening") && resolve() });
+      void sandbox.commands.run("node server.js", {
+        background: true,
+        timeoutMs: 0,
+        onStdout: (data) => {
+          if (data.includes("listening")) resolve();
+        },
+      });
     });
     await ready;
 
