@@ -1,7 +1,7 @@
 import http from "node:http";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { AuthenticationError, FilesystemEventType, Sandbox, SandboxNotFoundError, type FilesystemEvent, type SandboxOpts } from "e2b";
+import { AuthenticationError, FileNotFoundError, FilesystemEventType, Sandbox, SandboxNotFoundError, type FilesystemEvent, type SandboxOpts } from "e2b";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandboxService, type SandboxServiceProcess } from "../helpers/sandbox-service";
 
@@ -131,6 +131,9 @@ describe("envd", () => {
     expect(moved).toMatchObject({ name: "to.txt", path: "/home/user/to/to.txt", type: "file" });
     expect(await sandbox.files.getInfo("/home/user/to/to.txt")).toMatchObject({ size: 5, type: "file" });
     expect(await sandbox.files.exists("/home/user/from.txt")).toBe(false);
+    await expect(sandbox.files.getInfo("/home/user/from.txt")).rejects.toBeInstanceOf(FileNotFoundError);
+    await expect(sandbox.files.read("/home/user/from.txt")).rejects.toBeInstanceOf(FileNotFoundError);
+    await expect(sandbox.files.rename("/home/user/from.txt", "/home/user/x.txt")).rejects.toBeInstanceOf(FileNotFoundError);
   });
 
   it("sends input to a running command", async () => {
@@ -196,5 +199,29 @@ describe("ports", () => {
     });
     expect(status).toBe(502);
     expect((await other.commands.run("curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8081/ || true")).stdout).not.toBe("200");
+  });
+});
+
+describe("envd's Connect protocol", () => {
+  it("answers bad calls with Connect errors, not crashes", async () => {
+    const sandbox = await create();
+    const headers = {
+      "E2b-Sandbox-Id": sandbox.sandboxId,
+      "X-Access-Token": (sandbox as unknown as { envdAccessToken: string }).envdAccessToken,
+      "content-type": "application/json",
+    };
+    const call = (method: string, body: string) => fetch(`${service.url}/${method}`, { method: "POST", headers, body });
+
+    const badJson = await call("filesystem.Filesystem/Stat", "{not json");
+    expect(badJson.status).toBe(400);
+    expect(await badJson.json()).toMatchObject({ code: "invalid_argument" });
+    const missing = await call("filesystem.Filesystem/Stat", JSON.stringify({ path: "/home/user/nothing-here" }));
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: "not_found" });
+    const noProcess = await call("process.Process/SendSignal", JSON.stringify({ process: { pid: 999_999 }, signal: "SIGNAL_SIGKILL" }));
+    expect(await noProcess.json()).toMatchObject({ code: "not_found" });
+    expect((await call("process.Process/NoSuchMethod", "{}")).status).toBe(404);
+    // The agent still answers.
+    expect((await sandbox.commands.run("echo alive")).stdout).toBe("alive\n");
   });
 });

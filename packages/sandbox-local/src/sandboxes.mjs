@@ -38,6 +38,9 @@ function waitForReady(walled) {
       output += chunk;
       if (output.includes("ready\n")) {
         clearTimeout(timer);
+        // Keep draining: a full pipe would block the agent on its next write.
+        walled.stdout.removeAllListeners("data");
+        walled.stdout.resume();
         resolve(undefined);
       }
     });
