@@ -14,17 +14,17 @@ import { registerInstance, type InstanceIdentity } from "@/lib/store/instances";
 import type { Project } from "@/lib/store/projects";
 import { insertConnectedProject } from "../helpers/connected-project";
 import { createDevServerControl } from "../e2e/dev-server-control";
-import { directoryE2BLib } from "../sandbox/fake-e2b";
+import { startSandboxService, type SandboxServiceProcess } from "../helpers/sandbox-service";
 import { createTestUser } from "../helpers/users";
 
 // Re-attaching on E2B: the backend dev server outlives the instance that started it, so the
 // instance that takes the lease connects to the running process (the SDK's commands.connect)
-// instead of restarting it. The E2B driver runs on the fake SDK's directory mode (real processes).
+// instead of restarting it. The E2B driver runs on the real SDK against the local sandbox service.
 
 let db: Sql;
 let provider: SandboxProvider;
 let sandbox: Sandbox;
-let connections: number[];
+let service: SandboxServiceProcess;
 let project: Project;
 let control: ReturnType<typeof createDevServerControl>;
 
@@ -55,18 +55,18 @@ beforeAll(async () => {
   process.env.BACKEND_DEV_COMMAND = control.command;
   reloadConfig();
   db = await getStore();
-  const lib = directoryE2BLib(path.join(process.env.DATA_DIR!, "e2b-sandboxes"));
-  provider = createE2BSandboxProvider({ apiKey: "e2b_lease_test_key", lib });
+  service = await startSandboxService(path.join(process.env.DATA_DIR!, "sandbox-service"));
+  provider = createE2BSandboxProvider({ apiKey: service.apiKey, apiUrl: service.url, sandboxUrl: service.url });
   sandbox = await provider.create();
   // Where backend dev servers run (the app repository of a real sandbox).
   await sandbox.files.makeDir(APP_DIR);
-  connections = (await (lib.Sandbox as unknown as { connect(id: string): Promise<{ connections: number[] }> }).connect(sandbox.sandboxId)).connections;
   const owner = await createTestUser(db, "Owner");
   project = await insertConnectedProject(db, owner.user.id, sandbox.sandboxId);
 });
 
 afterAll(async () => {
-  await provider?.kill(sandbox.sandboxId);
+  if (sandbox) await provider.kill(sandbox.sandboxId);
+  await service?.stop();
   delete process.env.BACKEND_DEV_COMMAND;
   control?.cleanup();
 });
@@ -80,7 +80,6 @@ describe("backend dev server lease on E2B", () => {
 
     const reattached = await reattachOrphanedBackendDevServers(db, { provider });
     expect(Object.fromEntries(reattached)).toEqual({ [project.id]: "connected" });
-    expect(connections).toEqual([handle.pid]);
     expect(await backendServers()).toEqual([handle.pid]);
     expect(await getDevServerLease(db, project.id)).toMatchObject({ ownerInstanceId: (await currentInstance(db)).instanceId, pid: handle.pid, held: true });
 
@@ -98,7 +97,11 @@ describe("backend dev server lease on E2B", () => {
     expect(await backendServers()).toEqual([pid]);
 
     expect(Object.fromEntries(await reattachOrphanedBackendDevServers(db, { provider }))).toEqual({ [project.id]: "connected" });
-    expect(connections).toEqual([pid, pid]);
+    expect(await backendServers()).toEqual([pid]);
+    // Output after the second connect reaches the new owner's scanner.
+    const text = `Error: after the second connect ${crypto.randomUUID()}`;
+    control.triggerError(text);
+    await scanned(text);
   });
 
   it("the server is gone: the new owner restarts it", { timeout: 60_000 }, async () => {
