@@ -19,6 +19,9 @@ const port = Number(process.env.SANDBOX_SERVICE_PORT ?? 0);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail("SANDBOX_SERVICE_PORT must be a port number");
 const megabytes = (name, fallback) => Number(process.env[name] ?? fallback) * 1024 * 1024;
 
+// Sandboxes do not outlive the service (their processes ended with it): homes left by an earlier
+// run are garbage.
+fs.rmSync(path.join(path.resolve(dataDir), "sandboxes"), { recursive: true, force: true });
 // Sockets need a short path (at most 107 bytes), wherever the data directory is.
 const runtimeRoot = fs.mkdtempSync("/tmp/sandbox-local-");
 const registry = createSandboxRegistry({

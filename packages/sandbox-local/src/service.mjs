@@ -172,6 +172,9 @@ export function createServiceServer(options) {
   });
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
+  // Longer than clients keep idle connections (undici: 4 s), so a client never reuses a
+  // connection the service is closing at that moment, even with a stalled event loop.
+  server.keepAliveTimeout = 65_000;
 
   // WebSocket (Metro's hot reload) and other upgrades to a sandbox's port: a raw tunnel.
   server.on("upgrade", async (req, socket, head) => {
