@@ -56,12 +56,15 @@ async function sandboxProcessAlive(servicePid: number, sandboxPid: number): Prom
   return false;
 }
 
-/** Starts the service on a free loopback port with its data under `dataDir`. */
-export async function startSandboxService(dataDir: string): Promise<SandboxServiceProcess> {
-  const apiKey = `e2b_${randomBytes(20).toString("hex")}`;
+/**
+ * Starts the service with its data under `dataDir`, on a free loopback port unless `port` is
+ * given (a restart on the same address), accepting `apiKey` (a fresh one by default).
+ */
+export async function startSandboxService(dataDir: string, options: { port?: number; apiKey?: string } = {}): Promise<SandboxServiceProcess> {
+  const apiKey = options.apiKey ?? `e2b_${randomBytes(20).toString("hex")}`;
   const child = spawn(process.execPath, [SERVICE_MAIN], {
     // Only what the service needs: nothing of the test's own environment reaches its sandboxes.
-    env: { NODE_ENV: "test", PATH: process.env.PATH, SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: "0" },
+    env: { NODE_ENV: "test", PATH: process.env.PATH, SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: String(options.port ?? 0) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
