@@ -86,7 +86,8 @@ if (isStale()) {
 // It gets its own settings only: nothing of the server's secrets.
 nextEnv.loadEnvConfig(root);
 const sandboxService = process.env.SANDBOX_SERVICE_API_KEY
-  ? spawn(process.execPath, [path.join(root, "packages", "sandbox-local", "src", "main.mjs")], {
+  ? // Under tsx: the wall module it imports (packages/sandbox-local/src/wall/) is TypeScript.
+    spawn(process.execPath, ["--import", "tsx", path.join(root, "packages", "sandbox-local", "src", "main.mjs")], {
       cwd: root,
       stdio: ["ignore", "inherit", "inherit"],
       env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name === "PATH" || name.startsWith("SANDBOX_"))),

@@ -22,6 +22,8 @@ export interface SandboxServiceProcess {
 }
 
 const SERVICE_MAIN = path.resolve("packages", "sandbox-local", "src", "main.mjs");
+/** As `npm start` runs it: under tsx, since the wall module (src/wall/) is TypeScript. */
+const SERVICE_NODE_OPTIONS = ["--import", "tsx"];
 /** Generous for a loaded 2-core machine. */
 const START_TIMEOUT_MS = 60_000;
 
@@ -62,7 +64,7 @@ async function sandboxProcessAlive(servicePid: number, sandboxPid: number): Prom
  */
 export async function startSandboxService(dataDir: string, options: { port?: number; apiKey?: string } = {}): Promise<SandboxServiceProcess> {
   const apiKey = options.apiKey ?? `e2b_${randomBytes(20).toString("hex")}`;
-  const child = spawn(process.execPath, [SERVICE_MAIN], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_OPTIONS, SERVICE_MAIN], {
     // Only what the service needs: nothing of the test's own environment reaches its sandboxes.
     env: { NODE_ENV: "test", PATH: process.env.PATH, SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: String(options.port ?? 0) },
     stdio: ["ignore", "pipe", "inherit"],
