@@ -85,6 +85,9 @@ export function createSandboxRegistry({ dataDir, runtimeRoot, templates, limits 
     const home = path.join(directory, "home");
     const runtimeDir = path.join(runtimeRoot, id);
     await fs.mkdir(runtimeDir, { recursive: true });
+    // The agent, as the sandbox's own user, creates its socket here. Only the sandbox sees this
+    // directory writable: on the host its parent (mkdtemp's, 0700) lets no other user in.
+    await fs.chmod(runtimeDir, 0o777);
     await fs.mkdir(directory, { recursive: true });
     if (templates[templateID]) await fs.cp(templates[templateID], home, { recursive: true, verbatimSymlinks: true });
     else await fs.mkdir(home, { recursive: true });
