@@ -3,6 +3,7 @@
 import { spawnSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import nextEnv from "@next/env";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const buildId = path.join(root, ".next", "BUILD_ID");
@@ -80,7 +81,28 @@ if (isStale()) {
   if (status !== 0) process.exit(status);
 }
 
+// The local sandbox service (packages/sandbox-local) runs beside the server once it is configured
+// (SANDBOX_SERVICE_API_KEY, read from the environment or the .env files as the server reads them).
+// It gets its own settings only: nothing of the server's secrets.
+nextEnv.loadEnvConfig(root);
+const sandboxService = process.env.SANDBOX_SERVICE_API_KEY
+  ? // Under tsx: the wall module it imports (packages/sandbox-local/src/wall/) is TypeScript.
+    spawn(process.execPath, ["--import", "tsx", path.join(root, "packages", "sandbox-local", "src", "main.mjs")], {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name === "PATH" || name.startsWith("SANDBOX_"))),
+    })
+  : undefined;
+
 const server = spawn(process.execPath, [path.join(root, "scripts", "server.mjs")], { cwd: root, stdio: "inherit" });
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    server.kill(signal);
+    sandboxService?.kill(signal);
+  });
+}
 // A server ended by a signal (not by its own graceful shutdown) is a failure.
-server.on("exit", (code) => process.exit(code ?? 1));
+server.on("exit", (code) => {
+  sandboxService?.kill("SIGTERM");
+  process.exit(code ?? 1);
+});

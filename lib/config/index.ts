@@ -97,6 +97,10 @@ const envSchema = z.object({
   SANDBOX_DRIVER: z.enum(["local", "e2b"]).default("local"),
   E2B_API_KEY: optionalString,
   E2B_TEMPLATE: optionalString,
+  /** Where the e2b driver's lifecycle API calls go instead of E2B's cloud (the local sandbox service, packages/sandbox-local). */
+  E2B_API_URL: url,
+  /** Where the e2b driver's envd traffic goes instead of E2B's cloud; the local sandbox service serves both on one address. */
+  E2B_SANDBOX_URL: url,
   APP_DEV_COMMAND: optionalString,
   /** Machine-wide directory of the app toolchain (the template's npm dependencies), shared by all local sandboxes. */
   APP_TOOLCHAIN_DIR: optionalString,

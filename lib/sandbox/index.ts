@@ -19,7 +19,12 @@ export const APP_TEMPLATE = "app";
 function createSandboxProvider(): SandboxProvider {
   const config = getConfig();
   return config.SANDBOX_DRIVER === "e2b"
-    ? createE2BSandboxProvider({ apiKey: config.E2B_API_KEY, e2bTemplate: config.E2B_TEMPLATE })
+    ? createE2BSandboxProvider({
+        apiKey: config.E2B_API_KEY,
+        e2bTemplate: config.E2B_TEMPLATE,
+        apiUrl: config.E2B_API_URL,
+        sandboxUrl: config.E2B_SANDBOX_URL,
+      })
     : createLocalSandboxProvider({
         root: path.join(config.DATA_DIR, "sandboxes"),
         dependencies: getAppToolchain(),

@@ -1,5 +1,7 @@
 import crypto from "node:crypto";
+import fs from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKEND_DEV_SERVER_ROLE } from "@/lib/cloud/backend-dev-server";
 import { handBackBackendDevServers, reattachOrphanedBackendDevServers } from "@/lib/cloud/backend-dev-server-leases";
@@ -13,20 +15,49 @@ import { getDevServerLease, takeDevServerLease } from "@/lib/store/dev-server-le
 import { registerInstance, type InstanceIdentity } from "@/lib/store/instances";
 import type { Project } from "@/lib/store/projects";
 import { insertConnectedProject } from "../helpers/connected-project";
-import { createDevServerControl } from "../e2e/dev-server-control";
-import { directoryE2BLib } from "../sandbox/fake-e2b";
+import { startSandboxService, type SandboxServiceProcess } from "../helpers/sandbox-service";
 import { createTestUser } from "../helpers/users";
 
 // Re-attaching on E2B: the backend dev server outlives the instance that started it, so the
 // instance that takes the lease connects to the running process (the SDK's commands.connect)
-// instead of restarting it. The E2B driver runs on the fake SDK's directory mode (real processes).
+// instead of restarting it. The E2B driver runs on the real SDK against the local sandbox service.
 
 let db: Sql;
 let provider: SandboxProvider;
 let sandbox: Sandbox;
-let connections: number[];
+let service: SandboxServiceProcess;
 let project: Project;
-let control: ReturnType<typeof createDevServerControl>;
+let control: ReturnType<typeof controlInSandbox>;
+
+/**
+ * The stand-in backend dev server (tests/e2e/fixtures/backend-dev-on-trigger.mjs) and its control
+ * directory live inside the sandbox, which sees nothing of this machine's files.
+ */
+function controlInSandbox(target: Sandbox) {
+  const dir = `${APP_DIR}/.control`;
+  const countKeys = async () =>
+    (await target.files.list(`${dir}/admin-keys`).catch(() => [])).filter((entry) => !entry.name.endsWith(".tmp")).length;
+  return {
+    command: `node ${dir}/backend-dev-on-trigger.mjs ${dir}`,
+    async install() {
+      const fixture = await fs.readFile(path.resolve("tests", "e2e", "fixtures", "backend-dev-on-trigger.mjs"));
+      await target.files.write(`${dir}/backend-dev-on-trigger.mjs`, fixture);
+    },
+    /** Makes the running stand-in print `Error: <text>` now (written, then renamed into place). */
+    async triggerError(text: string) {
+      await target.files.write(`${dir}/trigger.tmp`, `Error: ${text}`);
+      await target.commands.run(`mv ${dir}/trigger.tmp ${dir}/trigger`);
+    },
+    /** Waits until the stand-in was started `count` times. */
+    async waitForStarts(count: number, timeoutMs: number) {
+      const deadline = Date.now() + timeoutMs;
+      while ((await countKeys()) < count) {
+        if (Date.now() > deadline) throw new Error(`Only ${await countKeys()} of ${count} backend dev server starts within ${timeoutMs} ms.`);
+        await delay(100);
+      }
+    },
+  };
+}
 
 /** An instance boot whose heartbeat has already expired. */
 async function deadInstance(): Promise<InstanceIdentity> {
@@ -51,41 +82,40 @@ async function scanned(text: string): Promise<void> {
 const backendServers = async () => (await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).map((info) => info.pid);
 
 beforeAll(async () => {
-  control = createDevServerControl();
-  process.env.BACKEND_DEV_COMMAND = control.command;
-  reloadConfig();
   db = await getStore();
-  const lib = directoryE2BLib(path.join(process.env.DATA_DIR!, "e2b-sandboxes"));
-  provider = createE2BSandboxProvider({ apiKey: "e2b_lease_test_key", lib });
+  service = await startSandboxService(path.join(process.env.DATA_DIR!, "sandbox-service"));
+  provider = createE2BSandboxProvider({ apiKey: service.apiKey, apiUrl: service.url, sandboxUrl: service.url });
   sandbox = await provider.create();
   // Where backend dev servers run (the app repository of a real sandbox).
   await sandbox.files.makeDir(APP_DIR);
-  connections = (await (lib.Sandbox as unknown as { connect(id: string): Promise<{ connections: number[] }> }).connect(sandbox.sandboxId)).connections;
+  control = controlInSandbox(sandbox);
+  await control.install();
+  process.env.BACKEND_DEV_COMMAND = control.command;
+  reloadConfig();
   const owner = await createTestUser(db, "Owner");
   project = await insertConnectedProject(db, owner.user.id, sandbox.sandboxId);
 });
 
 afterAll(async () => {
-  await provider?.kill(sandbox.sandboxId);
+  if (sandbox) await provider.kill(sandbox.sandboxId);
+  await service?.stop();
   delete process.env.BACKEND_DEV_COMMAND;
-  control?.cleanup();
 });
 
 describe("backend dev server lease on E2B", () => {
   it("the owner died: the check connects to the running server, keeps its pid and scans its output", { timeout: 60_000 }, async () => {
     // Started by an instance that has died since.
     const handle = await sandbox.commands.run(control.command, { background: true, timeoutMs: 0, envs: roleEnvs(BACKEND_DEV_SERVER_ROLE) });
-    await control.waitForAdminKeys(1, 30_000);
+    await control.waitForStarts(1, 30_000);
     await orphanLease(handle.pid);
 
     const reattached = await reattachOrphanedBackendDevServers(db, { provider });
     expect(Object.fromEntries(reattached)).toEqual({ [project.id]: "connected" });
-    expect(connections).toEqual([handle.pid]);
     expect(await backendServers()).toEqual([handle.pid]);
     expect(await getDevServerLease(db, project.id)).toMatchObject({ ownerInstanceId: (await currentInstance(db)).instanceId, pid: handle.pid, held: true });
 
     const text = `Error: after the connect ${crypto.randomUUID()}`;
-    control.triggerError(text);
+    await control.triggerError(text);
     await scanned(text);
     // Held now: the next check leaves it alone.
     expect((await reattachOrphanedBackendDevServers(db, { provider })).size).toBe(0);
@@ -98,7 +128,11 @@ describe("backend dev server lease on E2B", () => {
     expect(await backendServers()).toEqual([pid]);
 
     expect(Object.fromEntries(await reattachOrphanedBackendDevServers(db, { provider }))).toEqual({ [project.id]: "connected" });
-    expect(connections).toEqual([pid, pid]);
+    expect(await backendServers()).toEqual([pid]);
+    // Output after the second connect reaches the new owner's scanner.
+    const text = `Error: after the second connect ${crypto.randomUUID()}`;
+    await control.triggerError(text);
+    await scanned(text);
   });
 
   it("the server is gone: the new owner restarts it", { timeout: 60_000 }, async () => {
@@ -106,7 +140,7 @@ describe("backend dev server lease on E2B", () => {
     await orphanLease(pid + 1_000_000);
 
     expect(Object.fromEntries(await reattachOrphanedBackendDevServers(db, { provider }))).toEqual({ [project.id]: "restarted" });
-    await control.waitForAdminKeys(2, 30_000);
+    await control.waitForStarts(2, 30_000);
     const [restarted] = await backendServers();
     expect(restarted).not.toBe(pid);
     expect(await getDevServerLease(db, project.id)).toMatchObject({ pid: restarted, held: true });

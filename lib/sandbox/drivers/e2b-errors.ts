@@ -39,10 +39,27 @@ const E2B_ERROR_MAP: Record<string, ErrorFactory> = {
   InvalidArgumentError: (error) => new InvalidArgumentError(`E2B: ${redactSecrets(error.message)}`),
 };
 
+/**
+ * The SDK could not reach the service at all (refused, reset, busy): its REST and file calls throw
+ * undici's `TypeError: fetch failed`, its RPC calls a SandboxError wrapping Connect's
+ * `[unknown] fetch failed` or `[unavailable]`, a 503 a ServiceBusyError.
+ */
+const isUnreachable = (error: Error): boolean =>
+  (error.name === "TypeError" && error.message === "fetch failed") ||
+  error.name === "ServiceBusyError" ||
+  (error.name === "SandboxError" && /\[(unknown\] fetch failed|unavailable\])/.test(error.message));
+
 /** Maps anything the E2B SDK throws to the port's error hierarchy. */
 export function fromE2BError(error: unknown, context: E2BCallContext = {}): Error {
   if (error instanceof SandboxError) return error;
   if (!(error instanceof Error)) return new SandboxError(`E2B failed: ${redactSecrets(String(error))}`);
+  if (isUnreachable(error)) {
+    return new SandboxError(`The sandbox service is unavailable: ${redactSecrets(error.message)}`, {
+      status: 503,
+      code: "sandbox_unavailable",
+      cause: error,
+    });
+  }
   const factory = E2B_ERROR_MAP[error.name];
   if (factory) return factory(error as Error & Record<string, unknown>, context);
   return new SandboxError(`E2B failed: ${redactSecrets(error.message)}`, { cause: error });

@@ -27,6 +27,13 @@ export interface E2BSandboxOptions {
   onTimeout?: SandboxOnTimeout;
   /** Directory of the templates `create({ template })` copies. @default `<cwd>/templates` */
   templatesDir?: string;
+  /**
+   * Where the SDK's lifecycle API calls and envd traffic go instead of E2B's cloud: the local
+   * sandbox service (packages/sandbox-local) serves both on one address. @default E2B's cloud
+   */
+  apiUrl?: string;
+  /** @see apiUrl @default E2B's cloud */
+  sandboxUrl?: string;
   /** The SDK module. @default the lazily imported `e2b` package */
   lib?: E2BLib;
 }
@@ -64,27 +71,29 @@ class E2BSandboxAdapter implements Sandbox {
 
 /** The E2B sandbox driver (`SANDBOX_DRIVER=e2b`). The SDK is imported on first use only. */
 export function createE2BSandboxProvider(options: E2BSandboxOptions): SandboxProvider {
-  const { apiKey } = options;
+  const { apiUrl, sandboxUrl } = options;
+  const apiKey = options.apiKey;
   if (!apiKey) throw new NotConfiguredError("SANDBOX_DRIVER=e2b needs E2B_API_KEY.", "sandbox_not_configured");
   registerSecret(apiKey);
+  const connection = { apiKey, ...(apiUrl ? { apiUrl } : {}), ...(sandboxUrl ? { sandboxUrl } : {}) };
   const timeoutMs = options.timeoutMs ?? DEFAULT_SANDBOX_TIMEOUT_MS;
   let lib: Promise<E2BLib> | undefined;
   const loadLib = () => (lib ??= options.lib ? Promise.resolve(options.lib) : import("e2b"));
 
   const connect = async (sandboxId: string): Promise<Sandbox> => {
     const { Sandbox: Sdk } = await loadLib();
-    return new E2BSandboxAdapter(await callE2B(() => Sdk.connect(sandboxId, { apiKey, timeoutMs }), { sandboxId }));
+    return new E2BSandboxAdapter(await callE2B(() => Sdk.connect(sandboxId, { ...connection, timeoutMs }), { sandboxId }));
   };
 
   const kill = async (sandboxId: string): Promise<boolean> => {
     const { Sandbox: Sdk } = await loadLib();
-    return callE2B(() => Sdk.kill(sandboxId, { apiKey }), { sandboxId });
+    return callE2B(() => Sdk.kill(sandboxId, connection), { sandboxId });
   };
 
   const create = async ({ template }: CreateSandboxOptions = {}): Promise<Sandbox> => {
     const { Sandbox: Sdk } = await loadLib();
     const sdk = await callE2B(() =>
-      Sdk.create({ apiKey, template: options.e2bTemplate, timeoutMs, lifecycle: { onTimeout: options.onTimeout ?? "pause" } }),
+      Sdk.create({ ...connection, template: options.e2bTemplate, timeoutMs, lifecycle: { onTimeout: options.onTimeout ?? "pause" } }),
     );
     const sandbox = new E2BSandboxAdapter(sdk);
     if (template) {
