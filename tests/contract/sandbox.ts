@@ -222,7 +222,8 @@ export function testSandboxDriver(options: SandboxContractOptions): void {
 
       it("times out foreground and background commands", async () => {
         await expect(sandbox.commands.run("sleep 30", { timeoutMs: 200 })).rejects.toBeInstanceOf(SandboxTimeoutError);
-        const handle = await sandbox.commands.run("sleep 30", { background: true, timeoutMs: 200 });
+        // The timeout also bounds the start request (E2B semantics): room for a loaded machine to start it.
+        const handle = await sandbox.commands.run("sleep 120", { background: true, timeoutMs: 5_000 });
         startedPids.add(handle.pid);
         await expect(handle.wait()).rejects.toBeInstanceOf(SandboxTimeoutError);
       });

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startWalled } from "./wall-standin.mjs";
+import { startWalled } from "./wall/index.ts";
 
 /** The envd version the agent speaks (the SDK gates features on it). */
 export const ENVD_VERSION = "0.5.7";
