@@ -1,38 +1,19 @@
-import fs from "node:fs";
-import path from "node:path";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import type { EmulatorExchange } from "@/lib/emulator";
+import { platformDocument } from "./platform-types";
 
 /**
- * Contract check of the emulator against Convex's OpenAPI documents (./openapi), with ajv driving
- * the documents' own schemas: every exchange of a test's emulator is validated, and a path the
- * documents do not describe fails unless it is listed in {@link OUTSIDE_DOCUMENTS}.
+ * Contract check of the emulator against Convex's management and deployment APIs, as the installed
+ * `@convex-dev/platform` declares them (./platform-types), with ajv driving their schemas: every
+ * exchange of a test's emulator is validated, and a path the APIs do not describe fails unless it is
+ * listed in {@link OUTSIDE_DOCUMENTS}.
  */
 
 type Api = EmulatorExchange["api"];
 
-interface OpenApiOperation {
-  parameters?: { name: string; in: "path" | "query"; required?: boolean; schema?: unknown }[];
-  requestBody?: { required?: boolean; content: Record<string, { schema: unknown }> };
-  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
-}
+const documents: Record<Api, ReturnType<typeof platformDocument>> = { management: platformDocument("management"), deployment: platformDocument("deployment") };
 
-interface OpenApiDocument {
-  paths: Record<string, Record<string, OpenApiOperation>>;
-}
-
-const DOCUMENT_FILES: Record<Api, string> = { management: "management-api.json", deployment: "deployment-api.json" };
-// Convex's published documents are read where the team keeps them (shared/ beside the clone, also
-// in CI), never copied into this repository.
-const DOCUMENTS_DIR = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "research", "convex-openapi");
-function readDocument(file: string): OpenApiDocument {
-  const location = path.join(DOCUMENTS_DIR, file);
-  if (!fs.existsSync(location)) throw new Error(`Convex's OpenAPI document ${location} is missing: the contract check needs shared/ beside the clone.`);
-  return JSON.parse(fs.readFileSync(location, "utf8")) as OpenApiDocument;
-}
-const documents = Object.fromEntries(Object.entries(DOCUMENT_FILES).map(([api, file]) => [api, readDocument(file)])) as Record<Api, OpenApiDocument>;
-
-const ajv = new Ajv2020({ strict: false, allErrors: true, formats: { int64: true, int32: true, double: true } });
+const ajv = new Ajv2020({ strict: false, allErrors: true });
 for (const api of Object.keys(documents) as Api[]) ajv.addSchema(documents[api], api);
 
 /** Where a served path lives in its document: the mount prefix of each API. */
@@ -119,15 +100,14 @@ export function checkExchange(exchange: EmulatorExchange): string[] {
   const base = ["paths", template!, method.toLowerCase()];
   const values = templateRegex(template!).exec(documentPath)!.slice(1).map(decodeURIComponent);
   const pathNames = [...template!.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
-  const parameters = operation.parameters ?? [];
+  const parameters = operation.parameters;
   parameters.forEach((parameter, index) => {
     const raw = parameter.in === "path" ? values[pathNames.indexOf(parameter.name)] : exchange.query.get(parameter.name);
     if (raw === null || raw === undefined) {
       if (parameter.required) problems.push(`${label}: missing ${parameter.in} parameter ${parameter.name}`);
       return;
     }
-    if (!parameter.schema) return;
-    const validate = validatorAt(api, [...base, "parameters", String(index), "schema"]);
+        const validate = validatorAt(api, [...base, "parameters", String(index), "schema"]);
     if (!validParameter(validate, raw)) problems.push(`${label}: ${parameter.in} parameter ${parameter.name}=${raw}: ${describeErrors(validate)}`);
   });
   for (const name of exchange.query.keys()) {
