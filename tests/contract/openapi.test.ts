@@ -38,6 +38,18 @@ describe("OpenAPI contract check", () => {
     expect(checkExchange(exchange({ status: 201 }))).toEqual([expect.stringContaining("status 201 is not documented")]);
   });
 
+  it("checks the push API against the convex CLI's own schemas of it", () => {
+    const push = { api: "deployment" as const, method: "POST", path: "/api/deploy2/wait_for_schema", requestBody: JSON.stringify({ adminKey: "k", schemaChange: {}, timeoutMs: 1, dryRun: false }) };
+    expect(checkExchange(exchange({ ...push, responseBody: JSON.stringify({ type: "complete" }) }))).toEqual([]);
+    expect(checkExchange(exchange({ ...push, responseBody: JSON.stringify({ type: "done" }) }))).toEqual([expect.stringContaining("response body")]);
+    const finish = { ...push, path: "/api/deploy2/finish_push", responseBody: JSON.stringify({ authDiff: { added: [], removed: [] }, definitionDiffs: {}, componentDiffs: {} }) };
+    expect(checkExchange(exchange(finish))).toEqual([]);
+    expect(checkExchange(exchange({ ...finish, responseBody: JSON.stringify({ definitionDiffs: {}, componentDiffs: {} }) }))).toEqual([expect.stringContaining("response body: authDiff")]);
+    const start = { ...push, path: "/api/deploy2/start_push", responseBody: "{}" };
+    expect(checkExchange(exchange({ ...start, requestBody: JSON.stringify({ adminKey: "k" }) }))).toEqual(expect.arrayContaining([expect.stringContaining("request body: dryRun")]));
+    expect(checkExchange(exchange({ ...finish, status: 400, responseBody: JSON.stringify({ code: "InvalidModules", message: "m" }) }))).toEqual([]);
+  });
+
   it("requires the hosted error shape {code, message} on failures", () => {
     expect(checkExchange(exchange({ status: 401, responseBody: JSON.stringify({ code: "AccessTokenInvalid", message: "m" }) }))).toEqual([]);
     expect(checkExchange(exchange({ status: 401, responseBody: JSON.stringify({ error: "nope" }) }))).toEqual([expect.stringContaining("is not {code, message}")]);

@@ -584,12 +584,13 @@ describe("convex dev pushes to the emulated deployment", () => {
     try {
       const [sender, watcher] = [await browser.newPage(), await browser.newPage()];
       const errors = [...recordPageErrors(sender), ...recordPageErrors(watcher)];
+      for (const page of [sender, watcher]) page.setDefaultTimeout(120_000);
       await Promise.all([sender.goto(siteUrl), watcher.goto(siteUrl)]);
       // Runs in the page: whether the list shows this message.
       const shows = (body: string) => [...document.querySelectorAll("#messages li")].some((item) => item.textContent === body);
       await sender.evaluate(() => (window as unknown as { send(body: string): Promise<unknown> }).send("from the first tab"));
-      await sender.waitForFunction(shows, { timeout: 30_000 }, "from the first tab");
-      await watcher.waitForFunction(shows, { timeout: 30_000 }, "from the first tab");
+      await sender.waitForFunction(shows, {}, "from the first tab");
+      await watcher.waitForFunction(shows, {}, "from the first tab");
       expect(errors).toEqual([]);
     } finally {
       await browser.close();
