@@ -31,6 +31,10 @@ describe("OpenAPI contract check", () => {
     expect(checkExchange(exchange({ responseBody: JSON.stringify({ type: "teamToken", teamId: "1" }) }))).toEqual([expect.stringContaining("response body")]);
     const create = { method: "POST", path: "/v1/teams/abc/create_project", responseBody: JSON.stringify({ projectId: 1, id: 1, slug: "s" }) };
     expect(checkExchange(exchange({ ...create, requestBody: JSON.stringify({ projectName: "x" }) }))).toEqual([expect.stringContaining("path parameter team_id=abc")]);
+    // `Format: int64` in the package's types: an integer, as the published document says.
+    expect(checkExchange(exchange({ ...create, path: "/v1/teams/1.5/create_project", requestBody: JSON.stringify({ projectName: "x" }) }))).toEqual([
+      expect.stringContaining("path parameter team_id=1.5"),
+    ]);
     expect(checkExchange(exchange({ ...create, path: "/v1/teams/1/create_project", requestBody: JSON.stringify({ projectName: "x", team: "acme" }) }))).toEqual([
       expect.stringContaining("request body"),
     ]);

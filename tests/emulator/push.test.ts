@@ -20,9 +20,9 @@ import { launchBrowser, recordPageErrors } from "../e2e/browser";
 
 const CONVEX_BIN = path.resolve("node_modules/.bin/convex");
 /** Short enough for the endless query's test, long enough for a loaded machine. */
-const FUNCTION_TIMEOUT_MS = { query: 3_000, mutation: 3_000, action: 30_000 };
+const FUNCTION_TIMEOUT_MS = { query: 10_000, mutation: 10_000, action: 30_000 };
 /** The same for loading a push's modules. */
-const ANALYSE_TIMEOUT_MS = 5_000;
+const ANALYSE_TIMEOUT_MS = 15_000;
 const EMULATOR_OPTIONS = { functionTimeoutMs: FUNCTION_TIMEOUT_MS, analyseTimeoutMs: ANALYSE_TIMEOUT_MS };
 
 const SCHEMA = `import { defineSchema, defineTable } from "convex/server";
