@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import type { ZodType } from "zod";
 import type { EmulatorExchange } from "@/lib/emulator";
-import { platformDocument } from "./platform-types";
+import { platformDocument, type OpenApiDocument } from "./platform-types";
 
 /**
  * Contract check of the emulator against Convex's management and deployment APIs, as the installed
@@ -16,7 +16,7 @@ import { platformDocument } from "./platform-types";
 
 type Api = EmulatorExchange["api"];
 
-const documents: Record<Api, ReturnType<typeof platformDocument>> = { management: platformDocument("management"), deployment: platformDocument("deployment") };
+const documents: Record<Api, OpenApiDocument> = { management: platformDocument("management"), deployment: platformDocument("deployment") };
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 for (const api of Object.keys(documents) as Api[]) ajv.addSchema(documents[api], api);

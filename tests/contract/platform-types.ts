@@ -14,16 +14,16 @@ import ts from "typescript";
  * unknown fields of its `*Args`), answers stay open (a server may add fields).
  */
 
-export type JsonSchema = Record<string, unknown>;
+type JsonSchema = Record<string, unknown>;
 
-export interface OpenApiParameter {
+interface OpenApiParameter {
   name: string;
   in: "path" | "query";
   required: boolean;
   schema: JsonSchema;
 }
 
-export interface OpenApiOperation {
+interface OpenApiOperation {
   parameters: OpenApiParameter[];
   requestBody?: { required: boolean; content: Record<string, { schema: JsonSchema }> };
   responses: Record<string, { content?: Record<string, { schema: JsonSchema }> }>;
@@ -47,7 +47,7 @@ export function platformDocument(api: keyof typeof ENTRY_POINTS): OpenApiDocumen
 const HTTP_METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
 
 /** The OpenAPI document whose openapi-typescript output is `text`. */
-export function documentFromTypes(fileName: string, text: string): OpenApiDocument {
+function documentFromTypes(fileName: string, text: string): OpenApiDocument {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
   const unsupported = (node: ts.Node, what: string) =>
     new Error(`${fileName}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${what} (${ts.SyntaxKind[node.kind]}): the contract check cannot read this type yet`);
