@@ -25,6 +25,7 @@ const UNIT_TESTS = [
   "tests/cli/env.test.ts",
   "tests/cloud/backend-push.test.ts",
   "tests/config.test.ts",
+  "tests/contract/openapi.test.ts",
   "tests/dashboard/error-feed.test.ts",
   "tests/devlog/patterns.test.ts",
   "tests/devlog/scanner.test.ts",

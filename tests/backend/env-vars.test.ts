@@ -87,7 +87,8 @@ describe("deployment env vars against the emulator over HTTP", () => {
 
     faults.add({ path: "list_environment_variables", hang: true });
     const counter = countingFetch();
-    expect(await queryEnvVariableWithRetries(project, "RETRIED", { fetch: counter.fetch, timeoutMs: 150, retryDelay: 1 })).toBe("yes");
+    // Long enough for the answering second attempt on a loaded machine: only the hang may time out.
+    expect(await queryEnvVariableWithRetries(project, "RETRIED", { fetch: counter.fetch, timeoutMs: 3_000, retryDelay: 1 })).toBe("yes");
     expect(counter.calls()).toBe(2);
   });
 

@@ -37,11 +37,12 @@ describe("the convex CLI's env commands against the emulator", () => {
     return promisify(execFile)(CONVEX_BIN, [...args, "--url", project.deploymentUrl, "--admin-key", key], {
       cwd,
       env: { ...process.env, CI: "1", CONVEX_PROVISION_HOST: emulator.server.baseUrl, NO_COLOR: "1" },
-      timeout: 60_000,
+      // One CLI start took 30 s with two suites on a 2-core machine.
+      timeout: 120_000,
     });
   }
 
-  it("env set, env get, env list and env remove succeed and agree with queryEnvVariable", { timeout: 180_000 }, async () => {
+  it("env set, env get, env list and env remove succeed and agree with queryEnvVariable", { timeout: 480_000 }, async () => {
     await setEnvVariables(project, { ALREADY: "there" });
 
     expect((await convex(["env", "set", "FOO", "bar"])).stderr).toContain("Successfully set FOO");
@@ -57,7 +58,7 @@ describe("the convex CLI's env commands against the emulator", () => {
     expect(missing.stderr).toContain('Environment variable "FOO" not found');
   });
 
-  it("fails with the deploy key of another deployment, printing the hosted error", { timeout: 120_000 }, async () => {
+  it("fails with the deploy key of another deployment, printing the hosted error", { timeout: 240_000 }, async () => {
     const other = await provisionManagedProject({ ...emulator.team, projectName: "cli other" }, emulator.management);
     const failure = await convex(["env", "set", "STOLEN", "1"], other.token).then(
       () => null,

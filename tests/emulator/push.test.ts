@@ -20,9 +20,9 @@ import { launchBrowser, recordPageErrors } from "../e2e/browser";
 
 const CONVEX_BIN = path.resolve("node_modules/.bin/convex");
 /** Short enough for the endless query's test, long enough for a loaded machine. */
-const FUNCTION_TIMEOUT_MS = { query: 3_000, mutation: 3_000, action: 30_000 };
+const FUNCTION_TIMEOUT_MS = { query: 10_000, mutation: 10_000, action: 30_000 };
 /** The same for loading a push's modules. */
-const ANALYSE_TIMEOUT_MS = 5_000;
+const ANALYSE_TIMEOUT_MS = 15_000;
 const EMULATOR_OPTIONS = { functionTimeoutMs: FUNCTION_TIMEOUT_MS, analyseTimeoutMs: ANALYSE_TIMEOUT_MS };
 
 const SCHEMA = `import { defineSchema, defineTable } from "convex/server";
@@ -584,12 +584,13 @@ describe("convex dev pushes to the emulated deployment", () => {
     try {
       const [sender, watcher] = [await browser.newPage(), await browser.newPage()];
       const errors = [...recordPageErrors(sender), ...recordPageErrors(watcher)];
+      for (const page of [sender, watcher]) page.setDefaultTimeout(120_000);
       await Promise.all([sender.goto(siteUrl), watcher.goto(siteUrl)]);
       // Runs in the page: whether the list shows this message.
       const shows = (body: string) => [...document.querySelectorAll("#messages li")].some((item) => item.textContent === body);
       await sender.evaluate(() => (window as unknown as { send(body: string): Promise<unknown> }).send("from the first tab"));
-      await sender.waitForFunction(shows, { timeout: 30_000 }, "from the first tab");
-      await watcher.waitForFunction(shows, { timeout: 30_000 }, "from the first tab");
+      await sender.waitForFunction(shows, {}, "from the first tab");
+      await watcher.waitForFunction(shows, {}, "from the first tab");
       expect(errors).toEqual([]);
     } finally {
       await browser.close();

@@ -9,6 +9,11 @@ import { pngPixels, pngSize } from "../helpers/png";
 import { startCloudFixture, type CloudFixture } from "../cloud/fixture";
 
 let fx: CloudFixture;
+/**
+ * The preview's first load has Metro bundle the app: minutes on a 2-core machine running two
+ * suites, far past puppeteer's 30 s default. Every wait below ends as soon as its condition holds.
+ */
+const FIRST_LOAD_MS = 300_000;
 
 const shoot = (projectId: string, headers: Record<string, string>) =>
   screenshotsRoute(new Request(`http://localhost/api/projects/${projectId}/screenshots`, { method: "POST", headers }), {
@@ -53,10 +58,11 @@ describe("POST /api/projects/<id>/screenshots", () => {
     expect(getBrowserPool().launches).toBe(launches);
   });
 
-  it("shows the template's screen as React Native Web renders it from Metro's bundle", async () => {
+  it("shows the template's screen as React Native Web renders it from Metro's bundle", { timeout: FIRST_LOAD_MS + 120_000 }, async () => {
     const project = await fx.newProject();
     // What Metro serves the browser: the expo-router entry bundle, rendered into the DOM by React Native Web.
     const page = await (await getBrowserPool().get()).newPage();
+    page.setDefaultTimeout(FIRST_LOAD_MS);
     try {
       const entryBundles: number[] = [];
       page.on("response", (response) => {
