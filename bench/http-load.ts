@@ -1,0 +1,162 @@
+/**
+ * HTTP load from another process: wrk (Debian package `wrk`, installed by `.ci/bench-setup`), so
+ * the servers a bench compares get the machine's other core and no client shares their event
+ * loop. A client in the bench's own process is slower than a plain Node server: it flattered
+ * every server it measured against one (issue 42).
+ */
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+export interface LoadTarget {
+  /** `http://host:port` of the server. */
+  origin: string;
+  /** Request paths, sent in turn by every connection. */
+  paths: string[];
+  method?: "GET" | "HEAD" | "POST";
+  headers?: Record<string, string>;
+  /** A file whose bytes are every request's body (sent whole by wrk, as an upload client would). */
+  bodyFile?: string;
+  /** Bodies per path instead, one file each; the n-th request uses the n-th path and body. */
+  bodyFiles?: string[];
+}
+
+export interface LoadFigures {
+  requests: number;
+  seconds: number;
+  /** Answers with status >= 400, socket errors and timeouts. */
+  failures: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export const requestsPerSecond = (figures: LoadFigures) => figures.requests / figures.seconds;
+
+/** The 1-minute load average, as printed beside every figure. */
+export const loadAverage = () => os.loadavg()[0].toFixed(1);
+
+/** Fails early, with what to run, when wrk is missing. */
+export function requireWrk(): void {
+  if (spawnSync("wrk", ["--version"]).error) {
+    throw new Error("The benches need wrk in PATH: run `.ci/bench-setup` (apt-get install wrk).");
+  }
+}
+
+const luaString = (value: string) => JSON.stringify(value);
+
+/**
+ * The wrk script: requests prepared once in `init` (wrk's per-request `request()` then only picks
+ * one), and the totals printed as JSON by `done`.
+ */
+function wrkScript(target: LoadTarget): string {
+  const method = luaString(target.method ?? "GET");
+  const headers = Object.entries(target.headers ?? {})
+    .map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`)
+    .join(", ");
+  const bodies = target.bodyFiles ?? (target.bodyFile ? [target.bodyFile] : []);
+  return `
+local paths = { ${target.paths.map(luaString).join(", ")} }
+local bodyFiles = { ${bodies.map(luaString).join(", ")} }
+local requests = {}
+local turn = 0
+local function readAll(file)
+  local handle = assert(io.open(file, "rb"))
+  local bytes = handle:read("*a")
+  handle:close()
+  return bytes
+end
+function init(args)
+  local bodies = {}
+  for i, file in ipairs(bodyFiles) do bodies[i] = readAll(file) end
+  for i, path in ipairs(paths) do
+    local headers = { ${headers} }
+    local body = bodies[#bodies > 1 and i or 1]
+    if body then headers["Content-Length"] = tostring(#body) end
+    requests[i] = wrk.format(${method}, path, headers, body)
+  end
+  -- Connections start at different files, as independent clients would.
+  turn = math.random(#requests) - 1
+end
+function request()
+  turn = turn % #requests + 1
+  return requests[turn]
+end
+function done(summary, latency, requests)
+  local errors = summary.errors
+  io.write(string.format('\\nRESULT {"requests":%d,"micros":%d,"failures":%d,"p50":%d,"p99":%d}\\n',
+    summary.requests, summary.duration, errors.connect + errors.read + errors.write + errors.status + errors.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
+`;
+}
+
+/** `connections` keep-alive connections on one wrk thread for `seconds`, each sending its next request when the previous answer is read. */
+export async function runWrk(target: LoadTarget, connections: number, seconds: number): Promise<LoadFigures> {
+  const scriptDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-wrk-"));
+  const script = path.join(scriptDir, "load.lua");
+  fs.writeFileSync(script, wrkScript(target));
+  try {
+    const args = ["-t1", `-c${connections}`, `-d${seconds}s`, "--timeout", "60s", "-s", script, target.origin];
+    const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("close", resolve);
+    });
+    const match = /RESULT (\{.*\})/.exec(output);
+    if (code !== 0 || !match) throw new Error(`wrk failed (exit ${code}):\n${output}`);
+    const result = JSON.parse(match[1]) as { requests: number; micros: number; failures: number; p50: number; p99: number };
+    return { requests: result.requests, seconds: result.micros / 1e6, failures: result.failures, p50Ms: result.p50 / 1000, p99Ms: result.p99 / 1000 };
+  } finally {
+    fs.rmSync(scriptDir, { recursive: true, force: true });
+  }
+}
+
+/** Several stretches of one target as one: requests and time summed, latencies of the worst stretch. */
+function combine(stretches: LoadFigures[]): LoadFigures {
+  const sum = (pick: (figures: LoadFigures) => number) => stretches.reduce((total, figures) => total + pick(figures), 0);
+  return {
+    requests: sum((figures) => figures.requests),
+    seconds: sum((figures) => figures.seconds),
+    failures: sum((figures) => figures.failures),
+    p50Ms: Math.max(...stretches.map((figures) => figures.p50Ms)),
+    p99Ms: Math.max(...stretches.map((figures) => figures.p99Ms)),
+  };
+}
+
+/**
+ * Measures the targets in alternation, `rounds` stretches of `secondsPerRound` each after a 1 s warm-up of each, so a
+ * burst of load from elsewhere on the machine falls on all of them alike. Returns each target's
+ * figures over all its stretches and the load averages seen at the start of each round.
+ */
+export async function interleaved<Name extends string>(
+  targets: Record<Name, LoadTarget>,
+  options: { connections: number; /** Whole seconds (wrk's resolution). */ secondsPerRound: number; rounds: number },
+): Promise<{ figures: Record<Name, LoadFigures>; loadAverages: string[] }> {
+  const names = Object.keys(targets) as Name[];
+  for (const name of names) await runWrk(targets[name], options.connections, 1);
+  const stretches = new Map<Name, LoadFigures[]>(names.map((name) => [name, []]));
+  const loadAverages: string[] = [];
+  for (let round = 0; round < options.rounds; round++) {
+    loadAverages.push(loadAverage());
+    // Each round starts with the other target, so neither always runs right after a warm-up.
+    const order = round % 2 === 0 ? names : [...names].reverse();
+    for (const name of order) stretches.get(name)!.push(await runWrk(targets[name], options.connections, options.secondsPerRound));
+  }
+  const figures = Object.fromEntries(names.map((name) => [name, combine(stretches.get(name)!)])) as Record<Name, LoadFigures>;
+  return { figures, loadAverages };
+}
+
+/** The reference server (bench/plain-node-server.mjs) in its own process, answering once it listens. */
+export async function startPlainServer(mode: "static" | "upload", root: string): Promise<{ origin: string; stop(): void }> {
+  const script = path.join(import.meta.dirname, "plain-node-server.mjs");
+  const child = spawn(process.execPath, [script, mode, root], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once("data", (chunk: Buffer) => resolve(Number(/ready (\d+)/.exec(chunk.toString())![1])));
+    child.once("exit", (code) => reject(new Error(`The plain server exited (${code})`)));
+  });
+  return { origin: `http://127.0.0.1:${port}`, stop: () => child.kill() };
+}
