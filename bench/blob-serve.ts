@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startProductServer } from "../tests/e2e/server";
-import { interleaved, type LoadFigures, loadAverage, requestsPerSecond, requireWrk, startPlainServer } from "./http-load";
+import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, requestsPerSecond, requireWrk, startPlainServer } from "./http-load";
 
 const SECONDS_PER_ROUND = Number(process.argv[2] ?? 4);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -78,19 +78,24 @@ try {
       `wrk (1 thread, ${CONNECTIONS} connections) in its own process, ${ROUNDS} interleaved rounds of ${SECONDS_PER_ROUND} s per server and size`,
   );
   const row = (name: string, figures: LoadFigures) =>
-    `${name}: ${requestsPerSecond(figures).toFixed(0)} req/s, p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms, failed ${figures.failures}`;
+    `${name}: ${requestsPerSecond(figures).toFixed(0)} req/s, p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms, ` +
+    `server CPU ${cpuMicrosPerRequest(figures).toFixed(0)} µs per request, failed ${figures.failures}`;
   for (const size of SIZES) {
     const { servicePaths, plainPaths } = files.get(size.label)!;
     await checkAnswers(service.baseUrl, servicePaths[0], size.bytes);
     const { figures, loadAverages } = await interleaved(
-      { service: { origin: service.baseUrl, paths: servicePaths }, plain: { origin: plain.origin, paths: plainPaths } },
+      {
+        service: { origin: service.baseUrl, paths: servicePaths, pids: () => pidsWithEnv("DATA_DIR", dataDir) },
+        plain: { origin: plain.origin, paths: plainPaths, pids: () => [plain.pid] },
+      },
       { connections: CONNECTIONS, secondsPerRound: SECONDS_PER_ROUND, rounds: ROUNDS },
     );
     console.log(`${size.label} files (Content-Length, ETag, Range and 304 checked on the service first)`);
     console.log(`  ${row("this service     ", figures.service)}`);
     console.log(`  ${row("plain Node server", figures.plain)}`);
     console.log(
-      `  ratio: ${((100 * requestsPerSecond(figures.service)) / requestsPerSecond(figures.plain)).toFixed(0)} % of plain Node's req/s (goal >= 80 %); ` +
+      `  ratio: ${((100 * requestsPerSecond(figures.service)) / requestsPerSecond(figures.plain)).toFixed(0)} % of plain Node's req/s (goal >= 80 %), ` +
+        `${((100 * cpuMicrosPerRequest(figures.plain)) / cpuMicrosPerRequest(figures.service)).toFixed(0)} % of its requests per CPU second; ` +
         `load average per round ${loadAverages.join(", ")}`,
     );
   }

@@ -20,6 +20,8 @@ export interface LoadTarget {
   bodyFile?: string;
   /** Bodies per path instead, one file each; the n-th request uses the n-th path and body. */
   bodyFiles?: string[];
+  /** The server's processes, whose CPU time is counted while it is under load. */
+  pids(): number[];
 }
 
 export interface LoadFigures {
@@ -29,9 +31,14 @@ export interface LoadFigures {
   failures: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU time the server's processes spent meanwhile: unlike req/s, it hardly depends on what else runs on the machine. */
+  serverCpuSeconds: number;
 }
 
 export const requestsPerSecond = (figures: LoadFigures) => figures.requests / figures.seconds;
+
+/** Server CPU time per request, in microseconds. */
+export const cpuMicrosPerRequest = (figures: LoadFigures) => (1e6 * figures.serverCpuSeconds) / figures.requests;
 
 /** The 1-minute load average, as printed beside every figure. */
 export const loadAverage = () => os.loadavg()[0].toFixed(1);
@@ -41,6 +48,36 @@ export function requireWrk(): void {
   if (spawnSync("wrk", ["--version"]).error) {
     throw new Error("The benches need wrk in PATH: run `.ci/bench-setup` (apt-get install wrk).");
   }
+}
+
+const TICKS_PER_SECOND = 100;
+
+/** User and system CPU time of processes, their reaped children's included (Linux /proc). */
+function cpuSecondsOf(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the parenthesised command name: utime, stime, cutime, cstime are the 12th to 15th.
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      ticks += fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+/** The processes whose environment has `name=value` (a server and its children, found by their own DATA_DIR). */
+export function pidsWithEnv(name: string, value: string): number[] {
+  const entry = `${name}=${value}`;
+  return fs.readdirSync("/proc").flatMap((pid) => {
+    if (!/^\d+$/.test(pid)) return [];
+    try {
+      return fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry) ? [Number(pid)] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 const luaString = (value: string) => JSON.stringify(value);
@@ -98,6 +135,8 @@ export async function runWrk(target: LoadTarget, connections: number, seconds: n
   fs.writeFileSync(script, wrkScript(target));
   try {
     const args = ["-t1", `-c${connections}`, `-d${seconds}s`, "--timeout", "60s", "-s", script, target.origin];
+    const pids = target.pids();
+    const cpuBefore = cpuSecondsOf(pids);
     const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -106,10 +145,11 @@ export async function runWrk(target: LoadTarget, connections: number, seconds: n
       child.once("error", reject);
       child.once("close", resolve);
     });
+    const serverCpuSeconds = cpuSecondsOf(pids) - cpuBefore;
     const match = /RESULT (\{.*\})/.exec(output);
     if (code !== 0 || !match) throw new Error(`wrk failed (exit ${code}):\n${output}`);
     const result = JSON.parse(match[1]) as { requests: number; micros: number; failures: number; p50: number; p99: number };
-    return { requests: result.requests, seconds: result.micros / 1e6, failures: result.failures, p50Ms: result.p50 / 1000, p99Ms: result.p99 / 1000 };
+    return { requests: result.requests, seconds: result.micros / 1e6, failures: result.failures, p50Ms: result.p50 / 1000, p99Ms: result.p99 / 1000, serverCpuSeconds };
   } finally {
     fs.rmSync(scriptDir, { recursive: true, force: true });
   }
@@ -122,6 +162,7 @@ function combine(stretches: LoadFigures[]): LoadFigures {
     requests: sum((figures) => figures.requests),
     seconds: sum((figures) => figures.seconds),
     failures: sum((figures) => figures.failures),
+    serverCpuSeconds: sum((figures) => figures.serverCpuSeconds),
     p50Ms: Math.max(...stretches.map((figures) => figures.p50Ms)),
     p99Ms: Math.max(...stretches.map((figures) => figures.p99Ms)),
   };
@@ -151,12 +192,14 @@ export async function interleaved<Name extends string>(
 }
 
 /** The reference server (bench/plain-node-server.mjs) in its own process, answering once it listens. */
-export async function startPlainServer(mode: "static" | "upload", root: string): Promise<{ origin: string; stop(): void }> {
+export async function startPlainServer(mode: "static" | "upload", root: string): Promise<{ origin: string; pid: number; stop(): void }> {
   const script = path.join(import.meta.dirname, "plain-node-server.mjs");
-  const child = spawn(process.execPath, [script, mode, root], { stdio: ["ignore", "pipe", "inherit"] });
+  // A session of its own, like the `npm start` server's (tests/e2e/server.ts): with the kernel's
+  // autogroup scheduling, each session gets a fair share of the CPU, so sharing wrk's would halve it.
+  const child = spawn(process.execPath, [script, mode, root], { stdio: ["ignore", "pipe", "inherit"], detached: true });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.once("data", (chunk: Buffer) => resolve(Number(/ready (\d+)/.exec(chunk.toString())![1])));
     child.once("exit", (code) => reject(new Error(`The plain server exited (${code})`)));
   });
-  return { origin: `http://127.0.0.1:${port}`, stop: () => child.kill() };
+  return { origin: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => child.kill() };
 }
