@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startProductServer } from "../tests/e2e/server";
-import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, requestsPerSecond, requireWrk, startPlainServer } from "./http-load";
+import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, requestsPerSecond, requireWrk, runWrk, startPlainServer } from "./http-load";
 
 const SECONDS_PER_ROUND = Number(process.argv[2] ?? 4);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -88,7 +88,7 @@ try {
         service: { origin: service.baseUrl, paths: servicePaths, pids: () => pidsWithEnv("DATA_DIR", dataDir) },
         plain: { origin: plain.origin, paths: plainPaths, pids: () => [plain.pid] },
       },
-      { connections: CONNECTIONS, secondsPerRound: SECONDS_PER_ROUND, rounds: ROUNDS },
+      { rounds: ROUNDS, measure: (target) => runWrk(target, CONNECTIONS, SECONDS_PER_ROUND), warmUp: (target) => runWrk(target, CONNECTIONS, 1) },
     );
     console.log(`${size.label} files (Content-Length, ETag, Range and 304 checked on the service first)`);
     console.log(`  ${row("this service     ", figures.service)}`);

@@ -14,11 +14,10 @@ export interface LoadTarget {
   origin: string;
   /** Request paths, sent in turn by every connection. */
   paths: string[];
+  /** wrk sends no body: POST is for `runBatch`. */
   method?: "GET" | "HEAD" | "POST";
   headers?: Record<string, string>;
-  /** A file whose bytes are every request's body (sent whole by wrk, as an upload client would). */
-  bodyFile?: string;
-  /** Bodies per path instead, one file each; the n-th request uses the n-th path and body. */
+  /** Request bodies, one file each, for `runBatch`: its n-th connection sends the n-th. */
   bodyFiles?: string[];
   /** The server's processes, whose CPU time is counted while it is under load. */
   pids(): number[];
@@ -91,27 +90,12 @@ function wrkScript(target: LoadTarget): string {
   const headers = Object.entries(target.headers ?? {})
     .map(([name, value]) => `[${luaString(name)}] = ${luaString(value)}`)
     .join(", ");
-  const bodies = target.bodyFiles ?? (target.bodyFile ? [target.bodyFile] : []);
   return `
 local paths = { ${target.paths.map(luaString).join(", ")} }
-local bodyFiles = { ${bodies.map(luaString).join(", ")} }
 local requests = {}
 local turn = 0
-local function readAll(file)
-  local handle = assert(io.open(file, "rb"))
-  local bytes = handle:read("*a")
-  handle:close()
-  return bytes
-end
 function init(args)
-  local bodies = {}
-  for i, file in ipairs(bodyFiles) do bodies[i] = readAll(file) end
-  for i, path in ipairs(paths) do
-    local headers = { ${headers} }
-    local body = bodies[#bodies > 1 and i or 1]
-    if body then headers["Content-Length"] = tostring(#body) end
-    requests[i] = wrk.format(${method}, path, headers, body)
-  end
+  for i, path in ipairs(paths) do requests[i] = wrk.format(${method}, path, { ${headers} }) end
   -- Connections start at different files, as independent clients would.
   turn = math.random(#requests) - 1
 end
@@ -169,26 +153,50 @@ function combine(stretches: LoadFigures[]): LoadFigures {
 }
 
 /**
- * Measures the targets in alternation, `rounds` stretches of `secondsPerRound` each after a 1 s warm-up of each, so a
- * burst of load from elsewhere on the machine falls on all of them alike. Returns each target's
- * figures over all its stretches and the load averages seen at the start of each round.
+ * Measures the targets in alternation, `rounds` times each after a warm-up of each, so a burst of
+ * load from elsewhere on the machine falls on all of them alike. Returns each target's figures
+ * over all its rounds and the load averages seen at the start of each round.
  */
 export async function interleaved<Name extends string>(
   targets: Record<Name, LoadTarget>,
-  options: { connections: number; /** Whole seconds (wrk's resolution). */ secondsPerRound: number; rounds: number },
+  options: { rounds: number; measure(target: LoadTarget): Promise<LoadFigures>; warmUp(target: LoadTarget): Promise<unknown> },
 ): Promise<{ figures: Record<Name, LoadFigures>; loadAverages: string[] }> {
   const names = Object.keys(targets) as Name[];
-  for (const name of names) await runWrk(targets[name], options.connections, 1);
+  for (const name of names) await options.warmUp(targets[name]);
   const stretches = new Map<Name, LoadFigures[]>(names.map((name) => [name, []]));
   const loadAverages: string[] = [];
   for (let round = 0; round < options.rounds; round++) {
     loadAverages.push(loadAverage());
     // Each round starts with the other target, so neither always runs right after a warm-up.
     const order = round % 2 === 0 ? names : [...names].reverse();
-    for (const name of order) stretches.get(name)!.push(await runWrk(targets[name], options.connections, options.secondsPerRound));
+    for (const name of order) stretches.get(name)!.push(await options.measure(targets[name]));
   }
   const figures = Object.fromEntries(names.map((name) => [name, combine(stretches.get(name)!)])) as Record<Name, LoadFigures>;
   return { figures, loadAverages };
+}
+
+/**
+ * Exactly `connections × perConnection` requests from a node process of its own
+ * (bench/batch-client.mjs), the connections in parallel: for large uploads, which wrk's fixed
+ * duration would cut off mid-body while the server's CPU time for them is already counted.
+ */
+export async function runBatch(target: LoadTarget, connections: number, perConnection: number): Promise<LoadFigures> {
+  const pids = target.pids();
+  const cpuBefore = cpuSecondsOf(pids);
+  const options = { ...target, path: target.paths[0], connections, perConnection };
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, "batch-client.mjs"), JSON.stringify(options)], { stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", resolve);
+  });
+  if (code !== 0) throw new Error(`The batch client failed (exit ${code}): ${output}`);
+  const serverCpuSeconds = cpuSecondsOf(pids) - cpuBefore;
+  const result = JSON.parse(output) as { ms: number; latencies: number[]; failures: number };
+  const latencies = result.latencies.sort((a, b) => a - b);
+  const at = (quantile: number) => latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))];
+  return { requests: latencies.length, seconds: result.ms / 1000, failures: result.failures, p50Ms: at(0.5), p99Ms: at(0.99), serverCpuSeconds };
 }
 
 /** The reference server (bench/plain-node-server.mjs) in its own process, answering once it listens. */

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startProductServer } from "../tests/e2e/server";
-import { cpuMicrosPerRequest, interleaved, loadAverage, pidsWithEnv, requestsPerSecond, requireWrk } from "./http-load";
+import { cpuMicrosPerRequest, interleaved, loadAverage, pidsWithEnv, requestsPerSecond, requireWrk, runWrk } from "./http-load";
 
 const SECONDS_PER_ROUND = Number(process.argv[2] ?? 3);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -99,7 +99,11 @@ try {
     `${CLIENTS} connections from wrk (1 thread, its own process), ${ROUNDS} interleaved rounds of ${SECONDS_PER_ROUND} s per case, ` +
       `${os.cpus().length} cores, load average ${loadAverage()} at start`,
   );
-  const { figures, loadAverages } = await interleaved(targets, { connections: CLIENTS, secondsPerRound: SECONDS_PER_ROUND, rounds: ROUNDS });
+  const { figures, loadAverages } = await interleaved(targets, {
+    rounds: ROUNDS,
+    measure: (target) => runWrk(target, CLIENTS, SECONDS_PER_ROUND),
+    warmUp: (target) => runWrk(target, CLIENTS, 1),
+  });
   for (const { label } of cases) {
     const result = figures[label];
     console.log(

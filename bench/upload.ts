@@ -4,11 +4,11 @@
  * by the server `npm start` runs (its upload fast path, lib/fast-paths). The reference, measured
  * in the same run: a plain Node server (bench/plain-node-server.mjs) that parses the same
  * multipart body with busboy, hashes the file, writes it to disk and fsyncs it. The load comes
- * from wrk in its own process (bench/http-load.ts), 10 MB PNGs, one upload at a time and 10
- * concurrent, the two servers alternating round by round.
+ * from a client process of its own (bench/batch-client.mjs): 10 MB PNGs, one upload at a time
+ * (4 per round) and 10 at once (a batch of 10 per round), the two servers alternating round by round.
  * Prints uploads/s, MB/s, p50/p99, server CPU per upload, the ratio, the load average, and the
  * service's RSS growth under the concurrent uploads.
- * Run: npx tsx bench/upload.ts [seconds per round=6] [rounds=3]   (builds the app first when stale, as `npm start` does)
+ * Run: npx tsx bench/upload.ts [rounds=3]   (builds the app first when stale, as `npm start` does)
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -17,13 +17,14 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import { startProductServer } from "../tests/e2e/server";
-import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, requestsPerSecond, requireWrk, startPlainServer } from "./http-load";
+import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, requestsPerSecond, runBatch, startPlainServer } from "./http-load";
 
-const SECONDS_PER_ROUND = Number(process.argv[2] ?? 6);
-const ROUNDS = Number(process.argv[3] ?? 3);
+const ROUNDS = Number(process.argv[2] ?? 3);
 const MB = 1024 * 1024;
 const FILE_BYTES = 10 * MB;
 const CONCURRENT = 10;
+/** Per round: one connection sends 4 uploads in turn; 10 connections send one each, all at once. */
+const UPLOADS_PER_CONNECTION: Record<number, number> = { 1: 4, [CONCURRENT]: 1 };
 const UPLOAD_PATH = "/api/assets/upload";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-upload-"));
@@ -31,27 +32,28 @@ const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-upload-work-"));
 Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false" });
 
 /**
- * A user with an API token and a project with its sandbox, then the store is closed: the
- * embedded database admits one process. Answers the headers to upload as that user.
+ * The demo user (whose sign-in link the server prints at start, what the start helper waits for)
+ * with its API token, and its project with a sandbox; then the store is closed: the embedded
+ * database admits one process. Answers the Authorization header to upload as that user.
  */
 async function seed(): Promise<{ projectId: string; authorization: string }> {
+  const { seedDemoIfEmpty } = await import("@/lib/auth/seed");
   const { getSandboxProvider } = await import("@/lib/sandbox");
   const { getStore } = await import("@/lib/store");
-  const { insertProject, updateProjectSandbox } = await import("@/lib/store/projects");
+  const { updateProjectSandbox } = await import("@/lib/store/projects");
   const { resetProcessSingletons } = await import("@/lib/singletons");
-  const { createTestUser } = await import("../tests/helpers/users");
   const db = await getStore();
-  const { user, headers } = await createTestUser(db, "Bench");
+  const demo = await seedDemoIfEmpty(db);
+  if (!demo) throw new Error("The bench's store is not empty.");
   const sandbox = await getSandboxProvider().create();
-  const project = await insertProject(db, { ownerId: user.id, name: "bench" });
-  await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
+  await updateProjectSandbox(db, demo.project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
   await resetProcessSingletons();
-  return { projectId: project.id, authorization: headers.authorization };
+  return { projectId: demo.project.id, authorization: `Bearer ${demo.token}` };
 }
 
 /**
  * One multipart body per concurrent upload (their own filenames: uploads of one name replace each
- * other's asset), written to files wrk sends whole. All share one boundary, so one Content-Type.
+ * other's asset), written to files the client streams. All share one boundary, so one Content-Type.
  */
 async function writeBodies(projectId: string): Promise<{ files: string[]; contentType: string }> {
   const { multipartBody } = await import("../tests/assets/multipart");
@@ -89,7 +91,6 @@ const service = await startProductServer({ dataDir, timeoutMs: 15 * 60_000 });
 const plain = await startPlainServer("upload", workDir);
 const servicePids = () => pidsWithEnv("DATA_DIR", dataDir);
 try {
-  requireWrk();
   const headers = { authorization, "content-type": bodies.contentType };
   const first = await fetch(service.baseUrl + UPLOAD_PATH, { method: "POST", headers, body: fs.readFileSync(bodies.files[0]) });
   if (first.status !== 200) throw new Error(`The service refused the bench's upload: ${first.status} ${await first.text()}`);
@@ -99,7 +100,7 @@ try {
   };
   console.log(
     `upload bench: node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAverage()} at start; 10 MB PNGs; ` +
-      `wrk (1 thread) in its own process, ${ROUNDS} interleaved rounds of ${SECONDS_PER_ROUND} s per server and case`,
+      `client in its own process, ${ROUNDS} interleaved rounds per server and case`,
   );
   const row = (name: string, figures: LoadFigures) =>
     `${name}: ${requestsPerSecond(figures).toFixed(1)} uploads/s (${((requestsPerSecond(figures) * FILE_BYTES) / MB).toFixed(0)} MB/s), ` +
@@ -110,7 +111,11 @@ try {
     const rssBefore = rssMB(pids);
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMB(pids))), 50);
-    const { figures, loadAverages } = await interleaved(targets, { connections, secondsPerRound: SECONDS_PER_ROUND, rounds: ROUNDS });
+    const { figures, loadAverages } = await interleaved(targets, {
+      rounds: ROUNDS,
+      measure: (target) => runBatch(target, connections, UPLOADS_PER_CONNECTION[connections]),
+      warmUp: (target) => runBatch(target, connections, 1),
+    });
     clearInterval(sampler);
     console.log(connections === 1 ? "one upload at a time" : `${connections} concurrent uploads`);
     console.log(`  ${row("this service     ", figures.service)}`);
