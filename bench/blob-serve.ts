@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startProductServer } from "../tests/e2e/server";
-import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, requestsPerSecond, requireWrk, runWrk, startPlainServer } from "./http-load";
+import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, ratioLine, requestsPerSecond, requireWrk, runWrk, startPlainServer } from "./http-load";
 
 const SECONDS_PER_ROUND = Number(process.argv[2] ?? 4);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -93,11 +93,7 @@ try {
     console.log(`${size.label} files (Content-Length, ETag, Range and 304 checked on the service first)`);
     console.log(`  ${row("this service     ", figures.service)}`);
     console.log(`  ${row("plain Node server", figures.plain)}`);
-    console.log(
-      `  ratio: ${((100 * requestsPerSecond(figures.service)) / requestsPerSecond(figures.plain)).toFixed(0)} % of plain Node's req/s (goal >= 80 %), ` +
-        `${((100 * cpuMicrosPerRequest(figures.plain)) / cpuMicrosPerRequest(figures.service)).toFixed(0)} % of its requests per CPU second; ` +
-        `load average per round ${loadAverages.join(", ")}`,
-    );
+    console.log(`  ${ratioLine(figures.service, figures.plain, "req", loadAverages)}`);
   }
 } finally {
   await service.stop();

@@ -39,6 +39,18 @@ export const requestsPerSecond = (figures: LoadFigures) => figures.requests / fi
 /** Server CPU time per request, in microseconds. */
 export const cpuMicrosPerRequest = (figures: LoadFigures) => (1e6 * figures.serverCpuSeconds) / figures.requests;
 
+/**
+ * The line under a service's and its plain Node reference's figures: the ratio of their
+ * throughputs (the goal), of their throughputs per server CPU second, and the load averages.
+ */
+export function ratioLine(service: LoadFigures, plain: LoadFigures, unit: string, loadAverages: string[]): string {
+  const percent = (part: number, whole: number) => ((100 * part) / whole).toFixed(0);
+  return (
+    `ratio: ${percent(requestsPerSecond(service), requestsPerSecond(plain))} % of plain Node's ${unit}/s (goal >= 80 %), ` +
+    `${percent(cpuMicrosPerRequest(plain), cpuMicrosPerRequest(service))} % of its ${unit} per CPU second; load average per round ${loadAverages.join(", ")}`
+  );
+}
+
 /** The 1-minute load average, as printed beside every figure. */
 export const loadAverage = () => os.loadavg()[0].toFixed(1);
 

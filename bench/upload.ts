@@ -17,7 +17,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import { startProductServer } from "../tests/e2e/server";
-import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, requestsPerSecond, runBatch, startPlainServer } from "./http-load";
+import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, ratioLine, requestsPerSecond, runBatch, startPlainServer } from "./http-load";
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const MB = 1024 * 1024;
@@ -120,11 +120,7 @@ try {
     console.log(connections === 1 ? "one upload at a time" : `${connections} concurrent uploads`);
     console.log(`  ${row("this service     ", figures.service)}`);
     console.log(`  ${row("plain Node server", figures.plain)}`);
-    console.log(
-      `  ratio: ${((100 * requestsPerSecond(figures.service)) / requestsPerSecond(figures.plain)).toFixed(0)} % of plain Node's uploads/s (goal >= 80 %), ` +
-        `${((100 * cpuMicrosPerRequest(figures.plain)) / cpuMicrosPerRequest(figures.service)).toFixed(0)} % of its uploads per CPU second; ` +
-        `load average per round ${loadAverages.join(", ")}`,
-    );
+    console.log(`  ${ratioLine(figures.service, figures.plain, "uploads", loadAverages)}`);
     console.log(`  the service's RSS: ${rssBefore.toFixed(0)} MB before, at most ${rssPeak.toFixed(0)} MB meanwhile (goal: growth < 100 MB)`);
   }
 } finally {
