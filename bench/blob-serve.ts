@@ -1,19 +1,22 @@
 /**
  * Public blob GET: this service (the server `npm start` runs, scripts/server.mjs) against a plain
- * Node file server serving the same files, for 4 KB and 200 KB files with 20 keep-alive
- * connections. Prints req/s, p50/p99 latency and whether every response carried Content-Length,
- * each figure beside the plain server's, measured in the same run (per size the two alternate twice).
- * Run: npx tsx bench/blob-serve.ts [seconds per case=6]   (builds the app first when stale, as `npm start` does)
+ * Node file server (bench/plain-node-server.mjs: stat, then stream the file with the same headers)
+ * serving the same files, for 4 KB and 200 KB files with 20 keep-alive connections. The load
+ * comes from wrk in its own process (bench/http-load.ts); the two servers alternate, round by
+ * round, in the same run. Prints req/s, p50/p99 latency and the ratio, with the load average.
+ * Update manifests point at the same /blob URLs (bundle and assets are blob puts), so this is
+ * their asset path too.
+ * Run: npx tsx bench/blob-serve.ts [seconds per round=4] [rounds=3]   (builds the app first when stale, as `npm start` does)
  */
-import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { startProductServer } from "../tests/e2e/server";
+import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, ratioLine, requestsPerSecond, requireWrk, runWrk, startPlainServer } from "./http-load";
 
-const SECONDS = Number(process.argv[2] ?? 6);
+const SECONDS_PER_ROUND = Number(process.argv[2] ?? 4);
+const ROUNDS = Number(process.argv[3] ?? 3);
 const CONNECTIONS = 20;
 const FILES_PER_SIZE = 50;
 const SIZES = [
@@ -50,128 +53,47 @@ async function seedBlobs(): Promise<Map<string, Files>> {
   return bySize;
 }
 
-// The reference: what a hand-written Node static file server does (stat, headers, stream the file).
-const PLAIN_SERVER = `
-import fs from "node:fs";
-import http from "node:http";
-import path from "node:path";
-const root = process.argv[1];
-http.createServer((request, response) => {
-  const file = path.join(root, path.normalize(request.url));
-  fs.stat(file, (error, stat) => {
-    if (error || !stat.isFile()) return response.writeHead(404).end();
-    response.writeHead(200, { "content-type": "image/png", "content-length": stat.size, etag: '"' + stat.mtimeMs + '"' });
-    if (request.method === "HEAD") return response.end();
-    fs.createReadStream(file).pipe(response);
-  });
-}).listen(0, "127.0.0.1", function () { console.log("ready " + this.address().port); });
-`;
-
-/** The plain server, answering once it listens. */
-async function startPlainServer(root: string): Promise<{ port: number; stop(): void }> {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", PLAIN_SERVER, root], { stdio: ["ignore", "pipe", "inherit"] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.once("data", (chunk: Buffer) => resolve(Number(/ready (\d+)/.exec(chunk.toString())![1])));
-    child.once("exit", (code) => reject(new Error(`The plain server exited (${code})`)));
-  });
-  return { port, stop: () => child.kill() };
-}
-
-/** One stretch of load: each request's latency, and what was wrong with some. */
-interface Sample {
-  latencies: number[];
-  seconds: number;
-  withoutContentLength: number;
-  failures: number;
-}
-
-interface LoadResult {
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-  withoutContentLength: number;
-  failures: number;
-}
-
-/** `CONNECTIONS` keep-alive connections, each sending its next GET when the previous body is read. */
-async function load(port: number, paths: string[], seconds: number): Promise<Sample> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const latencies: number[] = [];
-  let withoutContentLength = 0;
-  let failures = 0;
-  const get = (requestPath: string) =>
-    new Promise<void>((resolve) => {
-      const request = http.get({ host: "127.0.0.1", port, path: requestPath, agent }, (response) => {
-        if (response.statusCode !== 200) failures++;
-        if (response.headers["content-length"] === undefined) withoutContentLength++;
-        response.on("data", () => undefined);
-        response.on("end", resolve);
-      });
-      request.on("error", () => {
-        failures++;
-        resolve();
-      });
-    });
-  const run = async (until: number, record: boolean) => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async (_, connection) => {
-        for (let i = connection; performance.now() < until; i += CONNECTIONS) {
-          const start = performance.now();
-          await get(paths[(next++ + i) % paths.length]);
-          if (record) latencies.push(performance.now() - start);
-        }
-      }),
-    );
-  };
-  await run(performance.now() + 1000, false);
-  failures = 0;
-  withoutContentLength = 0;
-  const start = performance.now();
-  await run(start + seconds * 1000, true);
-  const elapsed = performance.now() - start;
-  agent.destroy();
-  return { latencies, seconds: elapsed / 1000, withoutContentLength, failures };
-}
-
-function summarize(results: Sample[]): LoadResult {
-  const latencies = results.flatMap((result) => result.latencies).sort((a, b) => a - b);
-  const seconds = results.reduce((sum, result) => sum + result.seconds, 0);
-  return {
-    requestsPerSecond: latencies.length / seconds,
-    p50: latencies[Math.floor(latencies.length * 0.5)],
-    p99: latencies[Math.floor(latencies.length * 0.99)],
-    withoutContentLength: results.reduce((sum, result) => sum + result.withoutContentLength, 0),
-    failures: results.reduce((sum, result) => sum + result.failures, 0),
-  };
+/** One answer of the service, checked for what its fast path must keep: Content-Length, ETag, Range, 304. */
+async function checkAnswers(origin: string, blobPath: string, bytes: number): Promise<void> {
+  const full = await fetch(origin + blobPath);
+  const etag = full.headers.get("etag");
+  if (full.status !== 200 || full.headers.get("content-length") !== String(bytes) || !etag || (await full.arrayBuffer()).byteLength !== bytes) {
+    throw new Error(`${blobPath}: unexpected answer ${full.status}, Content-Length ${full.headers.get("content-length")}, ETag ${etag}`);
+  }
+  const range = await fetch(origin + blobPath, { headers: { range: "bytes=10-19" } });
+  const unchanged = await fetch(origin + blobPath, { headers: { "if-none-match": etag } });
+  if (range.status !== 206 || (await range.arrayBuffer()).byteLength !== 10 || unchanged.status !== 304) {
+    throw new Error(`${blobPath}: Range answered ${range.status}, If-None-Match answered ${unchanged.status}`);
+  }
 }
 
 const files = await seedBlobs();
 // `npm start` on the seeded DATA_DIR; a first start may build the app.
 const service = await startProductServer({ dataDir, timeoutMs: 15 * 60_000 });
-const servicePort = Number(new URL(service.baseUrl).port);
-const plain = await startPlainServer(path.join(dataDir, "blobs", "objects"));
+const plain = await startPlainServer("static", path.join(dataDir, "blobs", "objects"));
 try {
+  requireWrk();
   console.log(
-    `blob GET bench: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)} at start; ` +
-      `${CONNECTIONS} connections, ${SECONDS} s per case, client in this process`,
+    `blob GET bench: node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAverage()} at start; ` +
+      `wrk (1 thread, ${CONNECTIONS} connections) in its own process, ${ROUNDS} interleaved rounds of ${SECONDS_PER_ROUND} s per server and size`,
   );
-  const row = (name: string, result: LoadResult) =>
-    `${name}: ${result.requestsPerSecond.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ` +
-    `without Content-Length ${result.withoutContentLength}, failed ${result.failures}`;
+  const row = (name: string, figures: LoadFigures) =>
+    `${name}: ${requestsPerSecond(figures).toFixed(0)} req/s, p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms, ` +
+    `server CPU ${cpuMicrosPerRequest(figures).toFixed(0)} µs per request, failed ${figures.failures}`;
   for (const size of SIZES) {
     const { servicePaths, plainPaths } = files.get(size.label)!;
-    // Alternating halves, so a burst of load from elsewhere on the machine hits both servers.
-    const halves: Sample[][] = [[], []];
-    for (let round = 0; round < 2; round++) {
-      halves[0].push(await load(servicePort, servicePaths, SECONDS / 2));
-      halves[1].push(await load(plain.port, plainPaths, SECONDS / 2));
-    }
-    const [ours, reference] = halves.map(summarize);
-    console.log(`${size.label} files`);
-    console.log(`  ${row("this service     ", ours)}`);
-    console.log(`  ${row("plain Node server", reference)}`);
-    console.log(`  ratio: ${((100 * ours.requestsPerSecond) / reference.requestsPerSecond).toFixed(0)} % of plain Node's req/s (goal >= 50 %)`);
+    await checkAnswers(service.baseUrl, servicePaths[0], size.bytes);
+    const { figures, loadAverages } = await interleaved(
+      {
+        service: { origin: service.baseUrl, paths: servicePaths, pids: () => pidsWithEnv("DATA_DIR", dataDir) },
+        plain: { origin: plain.origin, paths: plainPaths, pids: () => [plain.pid] },
+      },
+      { rounds: ROUNDS, measure: (target) => runWrk(target, CONNECTIONS, SECONDS_PER_ROUND), warmUp: (target) => runWrk(target, CONNECTIONS, 1) },
+    );
+    console.log(`${size.label} files (Content-Length, ETag, Range and 304 checked on the service first)`);
+    console.log(`  ${row("this service     ", figures.service)}`);
+    console.log(`  ${row("plain Node server", figures.plain)}`);
+    console.log(`  ${ratioLine(figures.service, figures.plain, "req", loadAverages)}`);
   }
 } finally {
   await service.stop();

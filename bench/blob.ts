@@ -1,13 +1,12 @@
 /**
  * Blob store benchmark (fs driver, PGlite metadata). Run: npx tsx bench/blob.ts
  * Prints put throughput for 1 MB and 10 MB files, GET req/s for 4 KB files through the
- * Next.js route handler (called directly, and over HTTP via a node:http adapter), and list
- * latency for 10k blobs under one prefix. Uses a throwaway DATA_DIR.
+ * Next.js route handler called as a function (no HTTP: bench/blob-serve.ts measures GET over
+ * HTTP, with its client in another process), and list latency for 10k blobs under one prefix.
+ * Uses a throwaway DATA_DIR.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -69,29 +68,6 @@ async function benchGet(files: number, requests: number, concurrency: number) {
     await response.arrayBuffer();
   });
   console.log(`GET 4 KB via route handler (in-process, ${concurrency} concurrent): ${fmt(requests / (direct / 1000), 0)} req/s`);
-
-  // node:http adapter in front of the same handler, as next start would put one.
-  const server = http.createServer(async (req, res) => {
-    const url = `http://127.0.0.1${req.url}`;
-    const response = await GET(new Request(url, { headers: req.headers as Record<string, string> }), routeContext(url));
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    if (response.body) Readable.fromWeb(response.body as never).pipe(res);
-    else res.end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const paths = urls.map((url) => new URL(url).pathname);
-  const latencies: number[] = [];
-  const overHttp = await timed(requests, concurrency, async (i) => {
-    const start = performance.now();
-    const response = await fetch(`${origin}${paths[i % files]}`);
-    await response.arrayBuffer();
-    latencies.push(performance.now() - start);
-  });
-  server.close();
-  console.log(
-    `GET 4 KB over HTTP (client in the same process, ${concurrency} concurrent): ${fmt(requests / (overHttp / 1000), 0)} req/s, p50 ${fmt(percentile(latencies, 0.5))} ms, p99 ${fmt(percentile(latencies, 0.99))} ms`,
-  );
 }
 
 async function benchList(count: number) {

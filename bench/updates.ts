@@ -1,19 +1,22 @@
 /**
  * Manifest requests to the Expo Updates endpoint (GET /api/projects/<id>/updates) of the server
- * `npm start` runs, with 20 concurrent keep-alive clients: p50/p99 latency and requests per
- * second for a manifest answer, a signed manifest and a `noUpdateAvailable` directive, beside
- * GET /api/health of the same server for reference. The published bundle's manifest lists 40
- * assets, like a small app with icons and fonts.
- * Run: npx tsx bench/updates.ts [seconds per case=6]   (builds the app first when stale, as `npm start` does)
+ * `npm start` runs, with 20 keep-alive connections from wrk in its own process (bench/http-load.ts):
+ * p50/p99 latency, requests per second and server CPU per request for a manifest answer, a signed
+ * manifest and a `noUpdateAvailable` directive, beside GET /api/health of the same server for
+ * reference, the cases alternating round by round. The published bundle's manifest lists 40
+ * assets, like a small app with icons and fonts; the assets themselves are /blob URLs
+ * (bench/blob-serve.ts).
+ * Run: npx tsx bench/updates.ts [seconds per round=3] [rounds=3]   (builds the app first when stale, as `npm start` does)
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { startProductServer } from "../tests/e2e/server";
+import { cpuMicrosPerRequest, interleaved, loadAverage, pidsWithEnv, requestsPerSecond, requireWrk, runWrk } from "./http-load";
 
-const SECONDS = Number(process.argv[2] ?? 6);
+const SECONDS_PER_ROUND = Number(process.argv[2] ?? 3);
+const ROUNDS = Number(process.argv[3] ?? 3);
 const CLIENTS = 20;
 const ASSETS = 40;
 const RUNTIME = "1.0.0";
@@ -77,55 +80,9 @@ async function seed(): Promise<{ plain: string; signed: string; updateId: string
   return { plain: ids[0], signed: ids[1], updateId };
 }
 
-interface Result {
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-  failures: number;
-}
-
-/** `CLIENTS` keep-alive clients, each sending its next request when the previous answer is read; 1 s warm-up. */
-async function load(port: number, requestPath: string, headers: Record<string, string>, seconds: number): Promise<Result> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
-  const latencies: number[] = [];
-  let failures = 0;
-  const get = () =>
-    new Promise<void>((resolve) => {
-      const request = http.get({ host: "127.0.0.1", port, path: requestPath, headers, agent }, (response) => {
-        if (response.statusCode !== 200) failures++;
-        response.on("data", () => undefined);
-        response.on("end", resolve);
-      });
-      request.on("error", () => {
-        failures++;
-        resolve();
-      });
-    });
-  const run = (until: number, record: boolean) =>
-    Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (performance.now() < until) {
-          const start = performance.now();
-          await get();
-          if (record) latencies.push(performance.now() - start);
-        }
-      }),
-    );
-  await run(performance.now() + 1000, false);
-  failures = 0;
-  const start = performance.now();
-  await run(start + seconds * 1000, true);
-  const elapsed = (performance.now() - start) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { requestsPerSecond: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), failures };
-}
-
 const ids = await seed();
 const server = await startProductServer({ dataDir, timeoutMs: 15 * 60_000 });
 try {
-  const port = Number(new URL(server.baseUrl).port);
   const protocol = { "expo-protocol-version": "1", "expo-platform": "ios", "expo-runtime-version": RUNTIME, accept: "multipart/mixed" };
   const updates = (id: string) => `/api/projects/${id}/updates`;
   const cases: { label: string; path: string; headers: Record<string, string> }[] = [
@@ -135,13 +92,26 @@ try {
     // The reference: the cheapest route of the same server (one trivial query).
     { label: "(GET /api/health)", path: "/api/health", headers: {} },
   ];
-  console.log(`${CLIENTS} concurrent clients, ${SECONDS} s per case, ${os.cpus().length} cores`);
-  for (const { label, path: requestPath, headers } of cases) {
-    const result = await load(port, requestPath, headers, SECONDS);
+  requireWrk();
+  const pids = () => pidsWithEnv("DATA_DIR", dataDir);
+  const targets = Object.fromEntries(cases.map(({ label, path: requestPath, headers }) => [label, { origin: server.baseUrl, paths: [requestPath], headers, pids }]));
+  console.log(
+    `${CLIENTS} connections from wrk (1 thread, its own process), ${ROUNDS} interleaved rounds of ${SECONDS_PER_ROUND} s per case, ` +
+      `${os.cpus().length} cores, load average ${loadAverage()} at start`,
+  );
+  const { figures, loadAverages } = await interleaved(targets, {
+    rounds: ROUNDS,
+    measure: (target) => runWrk(target, CLIENTS, SECONDS_PER_ROUND),
+    warmUp: (target) => runWrk(target, CLIENTS, 1),
+  });
+  for (const { label } of cases) {
+    const result = figures[label];
     console.log(
-      `${label.padEnd(18)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(1)} ms  p99 ${result.p99.toFixed(1)} ms  failures ${result.failures}`,
+      `${label.padEnd(18)} ${requestsPerSecond(result).toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms.toFixed(1)} ms  p99 ${result.p99Ms.toFixed(1)} ms  ` +
+        `server CPU ${cpuMicrosPerRequest(result).toFixed(0)} µs per request  failures ${result.failures}`,
     );
   }
+  console.log(`load average per round: ${loadAverages.join(", ")}`);
 } finally {
   await server.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });

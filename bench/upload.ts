@@ -1,194 +1,131 @@
 /**
  * POST /api/assets/upload end to end (multipart parse, spool, content check, sandbox copy, blob
- * put, manifest commit) on the embedded defaults: fs blob store, PGlite, local sandbox, served
- * the way `npm start` serves it: the custom server's upload fast path (lib/fast-paths). Beside
- * each figure, the reference measured in the same run: a plain Node server that streams the same
- * request body to a file and fsyncs it. For comparison, the route handler as `next dev` runs it,
- * behind a minimal adapter that hands it the body as a web stream (no Next runtime). All are HTTP
- * servers in this process, fed by the same client over loopback.
- * Prints single 10 MB uploads (interleaved rounds), 10 concurrent ones, and RSS growth.
- * Run: npx tsx bench/upload.ts [rounds=5]
+ * put, manifest commit) on the embedded defaults (fs blob store, PGlite, local sandbox), served
+ * by the server `npm start` runs (its upload fast path, lib/fast-paths). The reference, measured
+ * in the same run: a plain Node server (bench/plain-node-server.mjs) that parses the same
+ * multipart body with busboy, hashes the file, writes it to disk and fsyncs it. The load comes
+ * from a client process of its own (bench/batch-client.mjs): 10 MB PNGs, one upload at a time
+ * (4 per round) and 10 at once (a batch of 10 per round), the two servers alternating round by round.
+ * Prints uploads/s, MB/s, p50/p99, server CPU per upload, the ratio, the load average, and the
+ * service's RSS growth under the concurrent uploads.
+ * Run: npx tsx bench/upload.ts [rounds=3]   (builds the app first when stale, as `npm start` does)
  */
-import { randomUUID } from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
-import v8 from "node:v8";
-import vm from "node:vm";
+import { startProductServer } from "../tests/e2e/server";
+import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, ratioLine, requestsPerSecond, runBatch, startPlainServer } from "./http-load";
 
-const ROUNDS = Number(process.argv[2] ?? 5);
+const ROUNDS = Number(process.argv[2] ?? 3);
 const MB = 1024 * 1024;
 const FILE_BYTES = 10 * MB;
 const CONCURRENT = 10;
-const SLICE_BYTES = 64 * 1024;
+/** Per round: one connection sends 4 uploads in turn; 10 connections send one each, all at once. */
+const UPLOADS_PER_CONNECTION: Record<number, number> = { 1: 4, [CONCURRENT]: 1 };
+const UPLOAD_PATH = "/api/assets/upload";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-upload-"));
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-upload-work-"));
 Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false" });
 
-v8.setFlagsFromString("--expose-gc");
-const gc = vm.runInNewContext("gc") as () => void;
-
-const { POST } = await import("@/app/api/assets/upload/route");
-const { uploadFastPath } = await import("@/lib/fast-paths");
-const { getSandboxProvider } = await import("@/lib/sandbox");
-const { closeStore, getStore } = await import("@/lib/store");
-const { insertProject, updateProjectSandbox } = await import("@/lib/store/projects");
-const { createTestUser } = await import("../tests/helpers/users");
-const { multipartBody } = await import("../tests/assets/multipart");
-const { pngChunks } = await import("../tests/assets/samples");
-
-const db = await getStore();
-const { user, headers: authHeaders } = await createTestUser(db, "Bench");
-const sandbox = await getSandboxProvider().create();
-const project = await insertProject(db, { ownerId: user.id, name: "bench" });
-await updateProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
-
-/** What `npm start` runs for this path: the custom server's fast path. */
-const service = http.createServer((req, res) => {
-  if (!uploadFastPath(req, res)) res.writeHead(501).end();
-});
-
-/** The route handler: the Node request becomes a fetch Request whose body streams. */
-const route = http.createServer((req, res) => {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
-  const request = new Request(`http://localhost${req.url}`, {
-    method: req.method,
-    headers,
-    body: Readable.toWeb(req) as ReadableStream<Uint8Array>,
-    duplex: "half",
-  } as RequestInit);
-  void (async () => {
-    const response = await POST(request, { params: Promise.resolve({}) } as never);
-    res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "text/plain" });
-    res.end(Buffer.from(await response.arrayBuffer()));
-  })();
-});
-
-/** The reference: the request body streamed to a file, fsynced, then removed after answering. */
-const referenceDir = path.join(dataDir, "reference");
-fs.mkdirSync(referenceDir);
-const reference = http.createServer((req, res) => {
-  const file = path.join(referenceDir, randomUUID());
-  void (async () => {
-    await pipeline(req, fs.createWriteStream(file));
-    const handle = await fs.promises.open(file, "r");
-    await handle.sync();
-    await handle.close();
-    res.end("{}");
-    await fs.promises.rm(file);
-  })();
-});
-
-async function listen(server: http.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
-const targets = { service: await listen(service), route: await listen(route), reference: await listen(reference) };
-type Target = keyof typeof targets;
-
-// One 10 MB PNG shared by every request, sent in 64 KiB views: the client adds no memory per request.
-const png = Buffer.concat([...pngChunks(FILE_BYTES)]);
-function* slices(): Generator<Uint8Array> {
-  for (let offset = 0; offset < png.length; offset += SLICE_BYTES) yield png.subarray(offset, offset + SLICE_BYTES);
+/**
+ * The demo user (whose sign-in link the server prints at start, what the start helper waits for)
+ * with its API token, and its project with a sandbox; then the store is closed: the embedded
+ * database admits one process. Answers the Authorization header to upload as that user.
+ */
+async function seed(): Promise<{ projectId: string; authorization: string }> {
+  const { seedDemoIfEmpty } = await import("@/lib/auth/seed");
+  const { getSandboxProvider } = await import("@/lib/sandbox");
+  const { getStore } = await import("@/lib/store");
+  const { updateProjectSandbox } = await import("@/lib/store/projects");
+  const { resetProcessSingletons } = await import("@/lib/singletons");
+  const db = await getStore();
+  const demo = await seedDemoIfEmpty(db);
+  if (!demo) throw new Error("The bench's store is not empty.");
+  const sandbox = await getSandboxProvider().create();
+  await updateProjectSandbox(db, demo.project.id, { sandboxId: sandbox.sandboxId, previewUrl: null });
+  await resetProcessSingletons();
+  return { projectId: demo.project.id, authorization: `Bearer ${demo.token}` };
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENT });
-
-/** Sends the same multipart body to either server; fails unless it answers 200. */
-function upload(target: Target, filename: string, file: () => Iterable<Uint8Array> = slices): Promise<void> {
-  const body = multipartBody([{ name: "projectId", body: project.id }, { name: "file", filename, body: file() }]);
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      { agent, port: targets[target], path: "/api/assets/upload", method: "POST", headers: { ...authHeaders, "content-type": body.contentType } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () =>
-          response.statusCode === 200 ? resolve() : reject(new Error(`${target} upload failed: ${response.statusCode} ${Buffer.concat(chunks).toString()}`)),
-        );
-      },
-    );
-    request.on("error", reject);
-    Readable.fromWeb(body.stream as NodeWebReadableStream<Uint8Array>).pipe(request);
-  });
-}
-
-const rssMB = () => process.memoryUsage.rss() / MB;
-const mbPerSecond = (bytes: number, ms: number) => bytes / MB / (ms / 1000);
-const percent = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)} %`;
-
-// Warm up both paths with a small file, so the measured phases start from a heap that has never
-// held a 10 MB upload and their growth is the uploads' own.
-for (const target of ["service", "route", "reference"] as const) await upload(target, "warmup.png", () => pngChunks(4096));
-
-/** 10 concurrent uploads: elapsed time and sampled RSS growth over the baseline after a GC. */
-async function concurrent(target: Target, round: string): Promise<{ ms: number; rssGrowth: number }> {
-  gc();
-  const baseline = rssMB();
-  let peak = baseline;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMB())), 2);
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENT }, (_, index) => upload(target, `${round}-${index}.png`)));
-  const ms = performance.now() - started;
-  clearInterval(sampler);
-  return { ms, rssGrowth: Math.max(peak, rssMB()) - baseline };
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-// 1. Single uploads, the two servers interleaved round by round.
-// CPU time (this process: client and server alike) depends less on the machine's other load.
-const single: Record<Target, number[]> = { service: [], route: [], reference: [] };
-const singleCpu: Record<Target, number[]> = { service: [], route: [], reference: [] };
-for (let round = 0; round < ROUNDS; round++) {
-  for (const target of ["service", "route", "reference"] as const) {
-    const started = performance.now();
-    const cpuBefore = process.cpuUsage();
-    await upload(target, `single-${round}.png`);
-    const cpu = process.cpuUsage(cpuBefore);
-    single[target].push(performance.now() - started);
-    singleCpu[target].push((cpu.user + cpu.system) / 1000);
+/**
+ * One multipart body per concurrent upload (their own filenames: uploads of one name replace each
+ * other's asset), written to files the client streams. All share one boundary, so one Content-Type.
+ */
+async function writeBodies(projectId: string): Promise<{ files: string[]; contentType: string }> {
+  const { multipartBody } = await import("../tests/assets/multipart");
+  const { pngChunks } = await import("../tests/assets/samples");
+  const png = Buffer.concat([...pngChunks(FILE_BYTES)]);
+  const boundary = "bench-upload-boundary";
+  const files: string[] = [];
+  let contentType = "";
+  for (let index = 0; index < CONCURRENT; index++) {
+    const body = multipartBody([{ name: "projectId", body: projectId }, { name: "file", filename: `bench-${index}.png`, body: png }], { boundary });
+    const file = path.join(workDir, `body-${index}`);
+    await pipeline(Readable.fromWeb(body.stream as NodeWebReadableStream<Uint8Array>), fs.createWriteStream(file));
+    files.push(file);
+    contentType = body.contentType;
   }
+  return { files, contentType };
 }
-const singleService = median(single.service);
-const singleReference = median(single.reference);
-const singleRoute = median(single.route);
-console.log(
-  `single 10 MB upload, median of ${ROUNDS}: service ${singleService.toFixed(0)} ms (${mbPerSecond(FILE_BYTES, singleService).toFixed(0)} MB/s), ` +
-    `plain Node ${singleReference.toFixed(0)} ms (${mbPerSecond(FILE_BYTES, singleReference).toFixed(0)} MB/s): ${percent(singleReference, singleService)} of the reference`,
-);
-console.log(
-  `  the route handler without the fast path (next dev): ${singleRoute.toFixed(0)} ms (${mbPerSecond(FILE_BYTES, singleRoute).toFixed(0)} MB/s): ${percent(singleReference, singleRoute)} of the reference`,
-);
 
-console.log(
-  `CPU time per single upload, median: service ${median(singleCpu.service).toFixed(0)} ms, route ${median(singleCpu.route).toFixed(0)} ms, ` +
-    `plain Node ${median(singleCpu.reference).toFixed(0)} ms (all include the client's)`,
-);
-
-// 2. Ten concurrent uploads, twice per server, interleaved; the better round of each counts.
-const runs: Record<"service" | "reference", { ms: number; rssGrowth: number }[]> = { service: [], reference: [] };
-for (let round = 0; round < 2; round++) {
-  for (const target of ["service", "reference"] as const) runs[target].push(await concurrent(target, `concurrent-${round}`));
+/** Resident memory of processes, summed (Linux /proc), in MB. */
+function rssMB(pids: number[]): number {
+  let kilobytes = 0;
+  for (const pid of pids) {
+    try {
+      kilobytes += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return kilobytes / 1024;
 }
-const best = (target: keyof typeof runs) => runs[target].reduce((a, b) => (a.ms <= b.ms ? a : b));
-const [concurrentService, concurrentReference] = [best("service"), best("reference")];
-const aggregate = (ms: number) => mbPerSecond(CONCURRENT * FILE_BYTES, ms);
-console.log(
-  `${CONCURRENT} concurrent 10 MB uploads: service ${concurrentService.ms.toFixed(0)} ms (${aggregate(concurrentService.ms).toFixed(0)} MB/s), ` +
-    `plain Node ${concurrentReference.ms.toFixed(0)} ms (${aggregate(concurrentReference.ms).toFixed(0)} MB/s): ${percent(concurrentReference.ms, concurrentService.ms)} of the reference`,
-);
-const growth = (target: keyof typeof runs) => runs[target].map((run) => `${run.rssGrowth.toFixed(0)} MB`).join(", ");
-console.log(`RSS growth during the concurrent rounds: service ${growth("service")}; plain Node ${growth("reference")} (goal < 100 MB)`);
 
-agent.destroy();
-await Promise.all([service, route, reference].map((server) => new Promise((resolve) => server.close(resolve))));
-await getSandboxProvider().kill(sandbox.sandboxId);
-await closeStore();
-fs.rmSync(dataDir, { recursive: true, force: true });
+const { projectId, authorization } = await seed();
+const bodies = await writeBodies(projectId);
+const service = await startProductServer({ dataDir, timeoutMs: 15 * 60_000 });
+const plain = await startPlainServer("upload", workDir);
+const servicePids = () => pidsWithEnv("DATA_DIR", dataDir);
+try {
+  const headers = { authorization, "content-type": bodies.contentType };
+  const first = await fetch(service.baseUrl + UPLOAD_PATH, { method: "POST", headers, body: fs.readFileSync(bodies.files[0]) });
+  if (first.status !== 200) throw new Error(`The service refused the bench's upload: ${first.status} ${await first.text()}`);
+  const targets = {
+    service: { origin: service.baseUrl, paths: bodies.files.map(() => UPLOAD_PATH), method: "POST" as const, headers, bodyFiles: bodies.files, pids: servicePids },
+    plain: { origin: plain.origin, paths: bodies.files.map(() => UPLOAD_PATH), method: "POST" as const, headers, bodyFiles: bodies.files, pids: () => [plain.pid] },
+  };
+  console.log(
+    `upload bench: node ${process.version}, ${os.cpus().length} CPUs, load average ${loadAverage()} at start; 10 MB PNGs; ` +
+      `client in its own process, ${ROUNDS} interleaved rounds per server and case`,
+  );
+  const row = (name: string, figures: LoadFigures) =>
+    `${name}: ${requestsPerSecond(figures).toFixed(1)} uploads/s (${((requestsPerSecond(figures) * FILE_BYTES) / MB).toFixed(0)} MB/s), ` +
+    `p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, server CPU ${(cpuMicrosPerRequest(figures) / 1000).toFixed(0)} ms per upload, ` +
+    `failed ${figures.failures}`;
+  for (const connections of [1, CONCURRENT]) {
+    const pids = servicePids();
+    const rssBefore = rssMB(pids);
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMB(pids))), 50);
+    const { figures, loadAverages } = await interleaved(targets, {
+      rounds: ROUNDS,
+      measure: (target) => runBatch(target, connections, UPLOADS_PER_CONNECTION[connections]),
+      warmUp: (target) => runBatch(target, connections, 1),
+    });
+    clearInterval(sampler);
+    console.log(connections === 1 ? "one upload at a time" : `${connections} concurrent uploads`);
+    console.log(`  ${row("this service     ", figures.service)}`);
+    console.log(`  ${row("plain Node server", figures.plain)}`);
+    console.log(`  ${ratioLine(figures.service, figures.plain, "uploads", loadAverages)}`);
+    console.log(`  the service's RSS: ${rssBefore.toFixed(0)} MB before, at most ${rssPeak.toFixed(0)} MB meanwhile (goal: growth < 100 MB)`);
+  }
+} finally {
+  await service.stop();
+  plain.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(workDir, { recursive: true, force: true });
+}

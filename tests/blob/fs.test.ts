@@ -2,6 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flushBlobFile, getBlobStore, isFsBlobStore } from "@/lib/blob";
 import { createFsBlobStore } from "@/lib/blob/drivers/fs";
@@ -92,6 +94,44 @@ describeBlobContract(
         expect(fs.existsSync(hostPath)).toBe(false);
         expect(filesUnder(blobRoot())).toEqual(before);
         expect(await new Response((await store.get("fs-only/taken.txt"))!.stream).text()).toBe("first");
+      });
+
+      it("closes a blob's file when its stream ends, is cancelled, or is dropped unread and collected", async () => {
+        const store = harness().store;
+        const put = await store.put("fs-only/descriptors.bin", Buffer.alloc(200 * 1024, 3), { access: "public", allowOverwrite: true });
+        const objects = path.join(blobRoot(), "objects");
+        // This process's descriptors open on blob files (Linux /proc).
+        const openBlobFiles = () =>
+          fs.readdirSync("/proc/self/fd").filter((fd) => {
+            try {
+              return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(objects);
+            } catch {
+              return false;
+            }
+          }).length;
+        const before = openBlobFiles();
+
+        const read = await store.get(put.pathname);
+        expect(openBlobFiles()).toBe(before + 1);
+        expect((await new Response(read!.stream).arrayBuffer()).byteLength).toBe(200 * 1024);
+        expect(openBlobFiles()).toBe(before);
+
+        await (await store.get(put.pathname))!.stream.cancel();
+        expect(openBlobFiles()).toBe(before);
+
+        // Dropped: nothing holds the stream once this returns.
+        const dropUnread = async () => void (await store.get(put.pathname));
+        await dropUnread();
+        expect(openBlobFiles()).toBe(before + 1);
+        v8.setFlagsFromString("--expose-gc");
+        const gc = vm.runInNewContext("gc") as () => void;
+        // Finalizers run after a collection, in a later task.
+        for (let attempt = 0; attempt < 100 && openBlobFiles() > before; attempt++) {
+          gc();
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(openBlobFiles()).toBe(before);
+        await store.del(put.pathname);
       });
 
       it("rejects a cursor it did not issue", async () => {

@@ -5,7 +5,7 @@ import { BlobAlreadyExistsError, BlobOptionsError } from "../errors";
 import { normalizeBody, preparePut, resolveListOptions, toPutResult } from "../options";
 import { createBlobUrls } from "../pathname";
 import type { BlobStore, HeadBlobResult, ListBlobResult, PutBlobResult, PutOptions } from "../port";
-import { type ByteRange, createBlobFiles, fileHandleStream } from "./fs-files";
+import { blobFileStream, type ByteRange, createBlobFiles } from "./fs-files";
 import {
   type BlobRow,
   deleteBlobRows,
@@ -111,17 +111,17 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     for (let attempt = 0; attempt < 3; attempt++) {
       const blob = served.get(pathname) ?? (await lookUp(pathname));
       if (!blob) return null;
-      const handle = await files.open(versionOf(blob.etag));
-      if (!handle) {
+      const file = await files.open(versionOf(blob.etag));
+      if (!file) {
         served.delete(pathname);
         continue;
       }
       rememberServed(blob);
       return {
         blob,
-        stream: (range) => fileHandleStream(handle, range ?? { start: 0, end: blob.size - 1 }),
-        read: async (buffer, length, position) => (await handle.read(buffer, 0, length, position)).bytesRead,
-        close: () => handle.close(),
+        stream: (range) => blobFileStream(file, range ?? { start: 0, end: blob.size - 1 }),
+        read: file.read,
+        close: file.close,
       };
     }
     return null;
