@@ -211,7 +211,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     try {
       const { context: current, deployment } = await deploymentContext(name);
       const push = await runtimes.livePush(current, name);
-      if (push) await runtimes.worker(current, deployment, push);
+      if (push) await runtimes.runner(current, deployment, push);
     } catch (error) {
       log.warn("scheduled functions not started", { deployment: name, error });
     }
