@@ -211,8 +211,8 @@ async function startCrons(test, makeFunctionReference) {
   }
 }
 
-/** The call running in this async context: its kind, and the log lines it printed. */
-const callContext = new AsyncLocalStorage();
+/** The log lines of the call running in this async context. */
+const callLogs = new AsyncLocalStorage();
 
 /** `console.*` inside a call becomes the call's log lines: level, the arguments as the backend words them (`'text'`), time. */
 function captureConsole() {
@@ -220,7 +220,7 @@ function captureConsole() {
   for (const [method, level] of Object.entries(levels)) {
     const original = console[method].bind(console);
     console[method] = (...args) => {
-      const lines = callContext.getStore()?.logLines;
+      const lines = callLogs.getStore();
       if (!lines) return original(...args);
       lines.push({ level, messages: args.map((arg) => (typeof arg === "string" ? `'${arg}'` : inspect(arg, { depth: 4 }))), timestamp: Date.now() });
     };
@@ -235,12 +235,10 @@ const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 /**
  * `fetch` of an action: the runner has no network, so the server makes the request, to addresses
- * outside this machine only (lib/emulator/outbound-fetch.ts). Queries and mutations cannot fetch,
- * as in Convex.
+ * outside this machine only (lib/emulator/outbound-fetch.ts). convex-test refuses it in queries and
+ * mutations, as Convex does.
  */
 async function proxiedFetch(input, init) {
-  const kind = callContext.getStore()?.kind;
-  if (kind === "query" || kind === "mutation") throw new Error("Can't use fetch() in queries and mutations. Please consider using an action.");
   const request = new Request(input, init);
   const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
   const fetchId = nextFetchId++;
@@ -307,7 +305,7 @@ async function serve() {
     }
     const { callId, call } = message;
     const logLines = [];
-    void callContext.run({ kind: call.kind, logLines }, async () => {
+    void callLogs.run(logLines, async () => {
       try {
         let value;
         if (call.kind === "http") value = await fetchHttpAction(call.request, call.identity);

@@ -94,8 +94,8 @@ export interface AnalyseInput {
 
 /** Loads a push's modules in a fresh runner with a time and memory limit and reports what they define. */
 export async function analysePush(input: AnalyseInput, timeoutMs = ANALYSE_TIMEOUT_MS): Promise<{ ok: true; value: PushAnalysis } | AnalysisFailure> {
-  const { env, ...rest } = input;
-  const runner = await startRunnerProcess({ dir: input.dir, env, init: { mode: "analyse", ...rest } });
+  const { env, dir, ...rest } = input;
+  const runner = await startRunnerProcess({ dir, env, init: { mode: "analyse", ...rest } });
   // The runner names each file before loading it, so a file that never finishes loading is known.
   let loading = input.modulePaths[0] ?? "";
   return new Promise((resolve, reject) => {

@@ -26,11 +26,16 @@ export const RUNNER_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), 
 export const RUNNER_HEAP_MB = 256;
 /** Memory of one runner, heap and off-heap; the cgroup's OOM killer stops a runner beyond it. */
 export const RUNNER_MEMORY_BYTES = 512 * 1024 * 1024;
-/** Tasks (threads count in cgroup v1) of one runner: node's own threads, too few for a second node. */
-export const RUNNER_MAX_TASKS = 24;
+/**
+ * Tasks (threads count in cgroup v1) of one runner: bubblewrap's two and node's 11 (main, 4 V8
+ * platform workers, 4 libuv workers, signal handling), with room for 3 more: a second node needs 7.
+ */
+export const RUNNER_MAX_TASKS = 16;
 /** The user the runner runs as: the host's nobody. */
 const RUNNER_UID = 65534;
 const CGROUP_ROOT = "/sys/fs/cgroup";
+/** Where the push's modules are inside the wall: a path that names nothing of the server's (DATA_DIR). */
+const MODULES_INSIDE = "/deployment/modules";
 const CGROUP_PARENT = "cloud-backend-functions";
 
 /** A program of the server's PATH, by absolute path (the runner's environment has no PATH). */
@@ -94,12 +99,12 @@ async function removeCgroup(procsFile: string): Promise<void> {
 }
 
 export interface RunnerOptions {
-  /** The push's modules directory, readable inside at the same path. */
+  /** The push's modules directory, readable inside at MODULES_INSIDE (the runner gets that path as `dir`). */
   dir: string;
   /** process.env of the pushed code: the deployment's variables and URLs, nothing else. */
   env: Record<string, string>;
-  /** The runner's first message: its mode and data. */
-  init: Serializable;
+  /** The runner's first message: its mode and data (`dir` is added). */
+  init: Record<string, Serializable | null>;
 }
 
 /** A started runner: its process (IPC messages, exit) and a kill that ends all it started. */
@@ -130,7 +135,7 @@ export async function startRunnerProcess({ dir, env, init }: RunnerOptions): Pro
     throw new Error(`The function runtime needs writable memory and pids cgroups (v1) under ${CGROUP_ROOT}: ${(error as Error).message}`);
   }
   const setpriv = programPath("setpriv");
-  const readOnly = [process.execPath, setpriv, ...runnerPackageDirs(), RUNNER_SCRIPT, dir];
+  const readOnly = [process.execPath, setpriv, ...runnerPackageDirs(), RUNNER_SCRIPT];
   const wall = [
     programPath("bwrap"),
     "--die-with-parent",
@@ -143,10 +148,11 @@ export async function startRunnerProcess({ dir, env, init }: RunnerOptions): Pro
     "--dev", "/dev",
     "--perms", "1777", "--tmpfs", "/tmp",
     // bubblewrap makes missing parents of a bind 0700 (root's): nobody must pass through them.
-    ...ancestors(readOnly).flatMap((ancestor) => ["--perms", "0755", "--dir", ancestor]),
+    ...ancestors([...readOnly, MODULES_INSIDE]).flatMap((ancestor) => ["--perms", "0755", "--dir", ancestor]),
     ...systemLibraryBinds(),
     ...readOnly.flatMap((source) => ["--ro-bind", source, source]),
-    "--chdir", dir,
+    "--ro-bind", dir, MODULES_INSIDE,
+    "--chdir", MODULES_INSIDE,
     setpriv, `--reuid=${RUNNER_UID}`, `--regid=${RUNNER_UID}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
     process.execPath,
     `--max-old-space-size=${RUNNER_HEAP_MB}`,
@@ -166,7 +172,7 @@ export async function startRunnerProcess({ dir, env, init }: RunnerOptions): Pro
   let stderrTail = "";
   child.stderr?.setEncoding("utf8").on("data", (text: string) => (stderrTail = (stderrTail + text).slice(-2000)));
   child.once("exit", () => void Promise.all(cgroups.map(removeCgroup)));
-  child.once("spawn", () => child.send(init));
+  child.once("spawn", () => child.send({ ...init, dir: MODULES_INSIDE }));
   return {
     child,
     // bubblewrap's own child dies with it (--die-with-parent), and with it the PID namespace.

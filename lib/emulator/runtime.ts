@@ -164,7 +164,7 @@ export class FunctionRuntimes {
     const runner = await startRunnerProcess({
       dir,
       env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: url, CONVEX_SITE_URL: url },
-      init: { mode: "serve", dir, modulePaths: Object.keys(push.analysis), schemaPath, documents: await listDocuments(context.db, deployment.name) },
+      init: { mode: "serve", modulePaths: Object.keys(push.analysis), schemaPath, documents: await listDocuments(context.db, deployment.name) },
     });
     const child = runner.child;
     const running: RunningRunner = { runner, pushId: push.id, pending: new Map(), persisted: Promise.resolve() };
