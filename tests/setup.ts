@@ -22,6 +22,7 @@ process.env.LOG_LEVEL ??= "silent";
 process.env.SEED_DEMO = "false";
 const portSlice = await claimPortSlice();
 process.env.LOCAL_PORT_RANGE = portSlice.range;
+process.env.EMULATOR_PORT_RANGE = portSlice.emulatorRange;
 
 // The app's dev servers are stand-ins unless the file imports tests/helpers/real-dev-servers.ts
 // (see tests/helpers/dev-server-stand-in.mjs).

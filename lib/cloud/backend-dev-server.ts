@@ -31,13 +31,14 @@ export const BACKEND_DEV_SERVER_ROLE = "backend-dev-server";
 /**
  * The backend dev server of both modes: the real CLI, non-interactive (`CI=1` also disables its
  * telemetry and colours), pushing to the hosted deployment or to the local emulated one. The URL
- * and admin key arrive as environment variables of the process, so they never appear in the
- * command text we log. The typecheck stays at the CLI's default (`try`: `tsc` runs before each
+ * and admin key arrive only in the environment variables the CLI reads for a self-hosted
+ * deployment, never as arguments: a process's command line is readable by every process of the
+ * machine (`ps`), its environment only by its own user. The typecheck stays at the CLI's default (`try`: `tsc` runs before each
  * push when the app has TypeScript, and a type error stops the push), so type errors reach the
  * error channel with file and line. `--tail-logs always` prints the functions' logs and uncaught
  * errors (the deployment's `stream_function_logs`), even while a push runs.
  */
-const DEFAULT_COMMAND = 'npx convex dev --url "$BACKEND_DEPLOYMENT_URL" --admin-key "$BACKEND_ADMIN_KEY" --tail-logs always';
+const DEFAULT_COMMAND = "npx convex dev --tail-logs always";
 
 export interface BackendDevServerOptions {
   adminKey: string;
@@ -201,8 +202,8 @@ export async function startBackendDevServer(
       timeoutMs: 0,
       envs: {
         ...roleEnvs(BACKEND_DEV_SERVER_ROLE),
-        BACKEND_DEPLOYMENT_URL: options.deploymentUrl,
-        BACKEND_ADMIN_KEY: options.adminKey,
+        CONVEX_SELF_HOSTED_URL: options.deploymentUrl,
+        CONVEX_SELF_HOSTED_ADMIN_KEY: options.adminKey,
         CI: "1",
       },
       onStdout: read,

@@ -31,6 +31,18 @@ const integer = (defaultValue: number, min = 0) =>
     return parsed;
   });
 
+/** A port range `first-last` of unprivileged ports. */
+const portRange = (defaultValue: string) =>
+  optionalString.transform((value, ctx) => {
+    const match = /^(\d{1,5})-(\d{1,5})$/.exec(value ?? defaultValue);
+    const [first, last] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+    if (!match || first < 1024 || last > 65535 || first > last) {
+      ctx.addIssue({ code: "custom", message: "expected first-last with 1024 <= first <= last <= 65535" });
+      return z.NEVER;
+    }
+    return { first, last };
+  });
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   PORT: integer(3000, 1),
@@ -66,6 +78,12 @@ const envSchema = z.object({
   BACKEND_OAUTH_CLIENT_SECRET: optionalString,
   BACKEND_DEV_COMMAND: optionalString,
   BACKEND_API_TIMEOUT_MS: integer(30_000, 1),
+  /**
+   * Loopback ports of emulated deployments, one fixed port each, as `first-last`: outside the
+   * sandboxes' range and the kernel's ephemeral ports (32768-60999), so a deployment's URL
+   * survives restarts.
+   */
+  EMULATOR_PORT_RANGE: portRange("23000-23999"),
   EMULATOR_PROJECT_QUOTA: integer(20, 0),
 
   // Provisioning runs and crash recovery (lib/instance, lib/cloud/provisioning-run.ts)
@@ -105,15 +123,7 @@ const envSchema = z.object({
   /** Machine-wide directory of the app toolchain (the template's npm dependencies), shared by all local sandboxes. */
   APP_TOOLCHAIN_DIR: optionalString,
   /** Loopback ports local sandboxes hand to their servers (app dev server), as `first-last`. */
-  LOCAL_PORT_RANGE: optionalString.transform((value, ctx) => {
-    const match = /^(\d{1,5})-(\d{1,5})$/.exec(value ?? "24000-24999");
-    const [first, last] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
-    if (!match || first < 1024 || last > 65535 || first > last) {
-      ctx.addIssue({ code: "custom", message: "expected first-last with 1024 <= first <= last <= 65535" });
-      return z.NEVER;
-    }
-    return { first, last };
-  }),
+  LOCAL_PORT_RANGE: portRange("24000-24999"),
   /**
    * Host name in local sandbox preview URLs. Default: a different site from the dashboard's
    * (`127.0.0.1` when PUBLIC_BASE_URL is on `localhost`, else `localhost`), so an app's preview

@@ -1,22 +1,24 @@
-// Worker thread that loads the modules of one push of an emulated deployment (files written by
-// lib/emulator/modules.ts). Two modes:
+// The process that loads the modules of one push of an emulated deployment (files written by
+// lib/emulator/modules.ts), started behind the wall of lib/emulator/runner-process.ts. Two modes:
 // - "analyse" reports what the modules define, the way the backend analyses a push: functions
 //   (kind, visibility, validators), HTTP routes, crons, the schema and the auth providers;
 // - "serve" runs their functions with Convex's semantics, taken from convex-test (Convex's own JS
 //   implementation of the backend), on the deployment's documents; every committed write is
-//   posted to the server, which persists it.
-// A worker keeps pushed code away from the server: its own heap limit, its own module cache, and
-// terminate() stops a function that never returns.
+//   sent to the server, which persists it.
+// It talks to the server over node's IPC channel; its first message says what to do.
 import { AsyncLocalStorage } from "node:async_hooks";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { inspect } from "node:util";
-import { parentPort, workerData } from "node:worker_threads";
 
-const { mode, dir, modulePaths, schemaPath, authPath } = workerData;
+const send = (message) => process.send(message);
+// The server is gone: nothing is left to answer.
+process.on("disconnect", () => process.exit(0));
+const init = await new Promise((resolve) => process.once("message", resolve));
+const { mode, dir, modulePaths, schemaPath, authPath } = init;
 
 const load = (modulePath) => {
-  if (mode === "analyse") parentPort.postMessage({ type: "loading", path: modulePath });
+  if (mode === "analyse") send({ type: "loading", path: modulePath });
   return import(pathToFileURL(path.join(dir, modulePath)).href);
 };
 
@@ -112,10 +114,10 @@ async function analyse() {
 
 /** The first stored document the new schema refuses, as the backend reports it after a push; null when all match. */
 async function checkDocuments(definition) {
-  if (workerData.documents.length === 0) return null;
+  if (init.documents.length === 0) return null;
   const { database } = await startConvexTest(definition, []);
   const { jsonToConvex } = await import("convex/values");
-  for (const [id, value] of workerData.documents) {
+  for (const [id, value] of init.documents) {
     // Writes are validated without their system fields.
     const fields = jsonToConvex(value);
     delete fields._id;
@@ -187,7 +189,7 @@ function cronExpression(schedule) {
 }
 
 /**
- * Runs the jobs of `convex/crons.ts` while the worker lives (convex-test does not run crons): an
+ * Runs the jobs of `convex/crons.ts` while the runner lives (convex-test does not run crons): an
  * interval job first runs one interval after the code went live; the others at their next time.
  * A job's failure is reported to the server's log, and the job keeps its schedule.
  */
@@ -199,7 +201,7 @@ async function startCrons(test, makeFunctionReference) {
     const fn = (await load(`${modulePath}.js`))[exportName];
     const kind = fn?.isAction ? "action" : fn?.isMutation ? "mutation" : "query";
     const run = () =>
-      test[kind](makeFunctionReference(name), args?.[0] ?? {}).catch((error) => parentPort.postMessage({ type: "cronFailed", identifier, errorMessage: uncaught(error) }));
+      test[kind](makeFunctionReference(name), args?.[0] ?? {}).catch((error) => send({ type: "cronFailed", identifier, errorMessage: uncaught(error) }));
     if (schedule.type === "interval") {
       const periodMs = ((schedule.hours ?? 0) * 3600 + (schedule.minutes ?? 0) * 60 + (schedule.seconds ?? 0)) * 1000;
       setInterval(run, periodMs);
@@ -225,15 +227,40 @@ function captureConsole() {
   }
 }
 
+/** Answers of the server to the fetches sent to it, by id. */
+const fetchAnswers = new Map();
+let nextFetchId = 0;
+/** Statuses whose response has no body. */
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+/**
+ * `fetch` of an action: the runner has no network, so the server makes the request, to addresses
+ * outside this machine only (lib/emulator/outbound-fetch.ts). convex-test refuses it in queries and
+ * mutations, as Convex does.
+ */
+async function proxiedFetch(input, init) {
+  const request = new Request(input, init);
+  const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+  const fetchId = nextFetchId++;
+  const answer = await new Promise((resolve) => {
+    fetchAnswers.set(fetchId, resolve);
+    send({ type: "fetch", fetchId, request: { url: request.url, method: request.method, headers: [...request.headers], body } });
+  });
+  if (!answer.ok) throw new TypeError(`fetch failed: ${answer.errorMessage}`);
+  const { status, statusText, headers, body: responseBody } = answer.response;
+  return new Response(NULL_BODY_STATUSES.has(status) ? null : responseBody, { status, statusText, headers });
+}
+
 async function serve() {
   captureConsole();
+  globalThis.fetch = proxiedFetch;
   const { convexToJson, jsonToConvex } = await import("convex/values");
   const { makeFunctionReference } = await import("convex/server");
   const { test, database } = await startConvexTest(schemaPath ? (await load(schemaPath)).default : undefined, modulePaths);
 
   let lastCounter = 0;
   let lastCreationTime = 0;
-  for (const [id, value] of workerData.documents) {
+  for (const [id, value] of init.documents) {
     const document = jsonToConvex(value);
     database._documents[id] = document;
     lastCounter = Math.max(lastCounter, Number(ID_COUNTER.exec(id)?.[1] ?? 0));
@@ -249,15 +276,15 @@ async function serve() {
     commit(commitTs);
     if (ids.length === 0) return;
     const writes = ids.map((id) => [id, id in database._documents ? convexToJson(database._documents[id]) : null]);
-    parentPort.postMessage({ type: "writes", writes });
+    send({ type: "writes", writes });
   };
 
-  // Jobs still pending when the last worker stopped are scheduled again (as new jobs: convex-test
+  // Jobs still pending when the last runner stopped are scheduled again (as new jobs: convex-test
   // arms a job when it is scheduled), so a restart loses no scheduled function.
   for (const [id, job] of Object.entries(database._documents)) {
     if (tableOfId(id) !== "_scheduled_functions" || job.state?.kind !== "pending") continue;
     delete database._documents[id];
-    parentPort.postMessage({ type: "writes", writes: [[id, null]] });
+    send({ type: "writes", writes: [[id, null]] });
     await test.run((ctx) => ctx.scheduler.runAt(job.scheduledTime, makeFunctionReference(job.name), job.args[0] ?? {}));
   }
 
@@ -270,7 +297,13 @@ async function serve() {
     return { status: response.status, headers: [...response.headers], body: Buffer.from(await response.arrayBuffer()).toString("base64") };
   }
 
-  parentPort.on("message", ({ callId, call }) => {
+  process.on("message", (message) => {
+    if (message.type === "fetched") {
+      fetchAnswers.get(message.fetchId)?.(message);
+      fetchAnswers.delete(message.fetchId);
+      return;
+    }
+    const { callId, call } = message;
     const logLines = [];
     void callLogs.run(logLines, async () => {
       try {
@@ -280,10 +313,10 @@ async function serve() {
           const caller = call.identity ? test.withIdentity(call.identity) : test;
           value = convexToJson((await caller[call.kind](makeFunctionReference(call.udfPath), jsonToConvex(call.args))) ?? null);
         }
-        parentPort.postMessage({ type: "result", callId, ok: true, value, logLines });
+        send({ type: "result", callId, ok: true, value, logLines });
       } catch (error) {
         const isConvexError = typeof error === "object" && error !== null && Symbol.for("ConvexError") in error;
-        parentPort.postMessage({
+        send({
           type: "result",
           callId,
           ok: false,
@@ -294,8 +327,8 @@ async function serve() {
       }
     });
   });
-  parentPort.postMessage({ type: "ready" });
+  send({ type: "ready" });
 }
 
 if (mode === "serve") await serve();
-else parentPort.postMessage({ type: "analysis", result: await analyse() });
+else send({ type: "analysis", result: await analyse() });

@@ -173,7 +173,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         return () => commits.off(name, listener);
       },
     }),
-  }));
+  }), config.EMULATOR_PORT_RANGE);
   // Deployment name → its commits, for the sync sessions that re-run their queries.
   const commits = new EventEmitter().setMaxListeners(0);
   const runtimes = new FunctionRuntimes(options.functionTimeoutMs, (deploymentName) => commits.emit(deploymentName));
@@ -211,7 +211,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     try {
       const { context: current, deployment } = await deploymentContext(name);
       const push = await runtimes.livePush(current, name);
-      if (push) await runtimes.worker(current, deployment, push);
+      if (push) await runtimes.runner(current, deployment, push);
     } catch (error) {
       log.warn("scheduled functions not started", { deployment: name, error });
     }

@@ -1,23 +1,17 @@
 import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { Worker } from "node:worker_threads";
+import { startRunnerProcess } from "./runner-process";
 import type { DocumentWrite, PushedModule } from "./store";
 
 /**
- * Pushed modules on disk and the worker that loads them (`function-runner.mjs`). Each push gets a
+ * Pushed modules on disk and their analysis by a runner (`function-runner.mjs`, behind the wall of runner-process.ts). Each push gets a
  * directory of its own, `<root>/<deployment>/<push id>/`, holding the modules at the paths the CLI gave them, so
  * their relative imports (`./_deps/…`) resolve as they did when the CLI bundled them.
  */
 
-export const RUNNER_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "emulator", "function-runner.mjs");
-
 /** How long loading a push's modules may take before the push is refused (a module that loops at import). */
 export const ANALYSE_TIMEOUT_MS = 20_000;
-/** Heap of a worker running pushed code. */
-export const WORKER_HEAP_MB = 256;
-/** Node options of the workers that run pushed code. */
-export const WORKER_EXEC_ARGV = ["--enable-source-maps"];
 
 /** The hash the CLI compares to decide whether a module changed (`hash()` in the CLI's components.ts). */
 export function moduleHash(module: { source: string; sourceMap?: string }): string {
@@ -98,37 +92,34 @@ export interface AnalyseInput {
   documents: DocumentWrite[];
 }
 
-/** Loads a push's modules in a fresh worker with a time and heap limit and reports what they define. */
-export function analysePush(input: AnalyseInput, timeoutMs = ANALYSE_TIMEOUT_MS): Promise<{ ok: true; value: PushAnalysis } | AnalysisFailure> {
-  const { env, ...rest } = input;
-  const workerData = { mode: "analyse", ...rest };
-  const worker = new Worker(RUNNER_SCRIPT, { workerData, env, execArgv: WORKER_EXEC_ARGV, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB }, stdout: true, stderr: true });
-  // What modules print while loading is not reported (the backend drops it too).
-  worker.stdout.resume();
-  worker.stderr.resume();
-  // The worker names each file before loading it, so a file that never finishes loading is known.
+/** Loads a push's modules in a fresh runner with a time and memory limit and reports what they define. */
+export async function analysePush(input: AnalyseInput, timeoutMs = ANALYSE_TIMEOUT_MS): Promise<{ ok: true; value: PushAnalysis } | AnalysisFailure> {
+  const { env, dir, ...rest } = input;
+  const runner = await startRunnerProcess({ dir, env, init: { mode: "analyse", ...rest } });
+  // The runner names each file before loading it, so a file that never finishes loading is known.
   let loading = input.modulePaths[0] ?? "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       resolve({ ok: false, kind: "timeout", path: loading, message: `The module did not finish loading within ${timeoutMs / 1000} s; does it loop at import?` });
-      void worker.terminate();
+      runner.kill();
     }, timeoutMs);
-    worker.on("message", (message: { type: "loading"; path: string } | { type: "analysis"; result: { ok: true; value: PushAnalysis } | AnalysisFailure }) => {
+    runner.child.on("message", (message: { type: "loading"; path: string } | { type: "analysis"; result: { ok: true; value: PushAnalysis } | AnalysisFailure }) => {
       if (message.type === "loading") {
         loading = message.path;
         return;
       }
       clearTimeout(timer);
       resolve(message.result);
-      void worker.terminate();
+      runner.kill();
     });
-    worker.once("error", (error) => {
+    runner.child.on("error", (error) => {
       clearTimeout(timer);
       reject(error);
     });
-    worker.once("exit", (code) => {
+    runner.child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      resolve({ ok: false, kind: "module", path: loading, message: `The worker loading the modules exited with code ${code} before answering.` });
+      const reason = runner.stderrTail().split("\n").slice(-3).join("\n") || `exit code ${code}, signal ${signal}`;
+      resolve({ ok: false, kind: "module", path: loading, message: `The runtime loading the modules stopped before answering (${reason}).` });
     });
   });
 }

@@ -1,23 +1,26 @@
-import { Worker } from "node:worker_threads";
 import { log } from "@/lib/log";
 import type { Sql } from "@/lib/store";
 import { FunctionLogs, formatLogLine, type FunctionExecution, type LogLine } from "./function-log";
 import { deploymentUrlForPort } from "./listeners";
-import { RUNNER_SCRIPT, WORKER_EXEC_ARGV, WORKER_HEAP_MB, pushDirectory, writePushModules } from "./modules";
+import { pushDirectory, writePushModules } from "./modules";
+import { outboundFetch, type OutboundRequest } from "./outbound-fetch";
+import { startRunnerProcess, type RunnerProcess } from "./runner-process";
 import { applyDocumentWrites, findPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
 
 /** What the runtimes need of the emulator's context (lib/emulator/context.ts holds them, among others). */
 export interface RuntimeContext {
   db: Sql;
-  /** Where pushed modules are written for the workers that load them. */
+  /** Where pushed modules are written for the runners that load them. */
   modulesDir: string;
 }
 
 /**
- * Runs the live code of emulated deployments: one worker per deployment (`function-runner.mjs` in
- * "serve" mode) holding its documents in convex-test's database, started on the first call and
- * stopped by the next push. Committed writes are persisted in the store, in commit order, before
- * the call that made them answers, so a restarted worker (or server) starts from the same data.
+ * Runs the live code of emulated deployments: one runner per deployment (`function-runner.mjs` in
+ * "serve" mode, a walled child process: runner-process.ts) holding its documents in convex-test's
+ * database, started on the first call and stopped by the next push. Committed writes are persisted
+ * in the store, in commit order, before the call that made them answers, so a restarted runner (or
+ * server) starts from the same data. A runner that dies (killed, out of memory) fails the calls it
+ * ran; the next call starts a new one.
  */
 
 export type FunctionKind = "query" | "mutation" | "action";
@@ -58,18 +61,19 @@ export type CallResult = ({ ok: true; value: unknown } | { ok: false; errorMessa
 /** Longest run of one call, per kind (the backend's limits: 1 s of queries and mutations, 10 min of actions; looser here for loaded machines). */
 export const FUNCTION_TIMEOUT_MS: Record<FunctionKind, number> = { query: 10_000, mutation: 10_000, action: 600_000 };
 
-export interface RunningWorker {
-  worker: Worker;
+export interface RunningRunner {
+  runner: RunnerProcess;
   pushId: string;
   pending: Map<number, (result: CallResult, logLines: LogLine[]) => void>;
   /** Persistence of the writes reported so far, in order. */
   persisted: Promise<void>;
 }
 
-type WorkerMessage =
+type RunnerMessage =
   | { type: "ready" }
   | { type: "cronFailed"; identifier: string; errorMessage: string }
   | { type: "writes"; writes: DocumentWrite[] }
+  | { type: "fetch"; fetchId: number; request: OutboundRequest }
   | ({ type: "result"; callId: number; logLines: LogLine[] } & ({ ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown }));
 
 const UDF_TYPES = { query: "Query", mutation: "Mutation", action: "Action", http: "HttpAction" } as const;
@@ -97,7 +101,7 @@ function execution(call: FunctionCall, result: CallResult, logLines: LogLine[], 
 export class FunctionRuntimes {
   /** The recent executions per deployment (`/api/stream_function_logs`). */
   readonly logs = new FunctionLogs();
-  private readonly running = new Map<string, Promise<RunningWorker>>();
+  private readonly running = new Map<string, Promise<RunningRunner>>();
   /** The live push of each deployment, read once: only this emulator's listener pushes to it (replaceCode forgets it). */
   private readonly livePushes = new Map<string, Promise<PushRecord | null>>();
   private nextCallId = 0;
@@ -108,10 +112,10 @@ export class FunctionRuntimes {
     private readonly onCommit: (deploymentName: string, writes: readonly DocumentWrite[]) => void = () => undefined,
   ) {}
 
-  /** The deployment's worker on this push, started if needed (also at server start, so scheduled functions run without a call). */
-  async worker(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
+  /** The deployment's runner on this push, started if needed (also at server start, so scheduled functions run without a call). */
+  async runner(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningRunner> {
     let running = this.running.get(deployment.name);
-    // A worker of older code (pushed through another emulator of this process) is replaced once.
+    // A runner of older code (pushed through another emulator of this process) is replaced once.
     if (running && (await running.catch(() => null))?.pushId !== push.id && this.running.get(deployment.name) === running) await this.stop(deployment.name);
     running = this.running.get(deployment.name);
     if (!running) {
@@ -124,14 +128,19 @@ export class FunctionRuntimes {
 
   /** Runs one function (or HTTP action) of the deployment's live push. */
   async call(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
-    const current = await this.worker(context, deployment, push);
+    let current = await this.runner(context, deployment, push);
+    // A runner that died a moment ago, before its exit was handled, is replaced now.
+    if (!current.runner.child.connected) {
+      await this.stop(deployment.name);
+      current = await this.runner(context, deployment, push);
+    }
     const callId = this.nextCallId++;
     // HTTP actions run under the action limit, as upstream.
     const limit = this.timeoutMs[call.kind === "http" ? "action" : call.kind];
     const started = Date.now();
     const result = await new Promise<{ result: CallResult; logLines: LogLine[] }>((resolve) => {
       const timer = setTimeout(() => {
-        // A function that does not return holds the worker's thread: only a new worker ends it.
+        // A function that does not return holds the runner: only a new runner ends it.
         current.pending.delete(callId);
         resolve({ result: { ok: false, errorMessage: `Function execution timed out (maximum duration: ${limit / 1000}s).` }, logLines: [] });
         void this.stop(deployment.name);
@@ -140,43 +149,35 @@ export class FunctionRuntimes {
         clearTimeout(timer);
         resolve({ result: answer, logLines });
       });
-      current.worker.postMessage({ callId, call });
+      current.runner.child.send({ callId, call });
     });
     this.logs.record(deployment.name, execution(call, result.result, result.logLines, started, callId));
     return { ...result.result, logLines: result.logLines.map(formatLogLine) };
   }
 
-  private async start(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningWorker> {
+  private async start(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningRunner> {
     const modules = await listPushModules(context.db, push.id);
     const dir = await writePushModules(pushDirectory(context.modulesDir, deployment.name, push.id), modules);
     const variables = await listEnvVars(context.db, deployment.name);
     const url = deployment.port === null ? "" : deploymentUrlForPort(deployment.port);
     const schemaPath = modules.find((pushed) => pushed.path === "schema.js")?.path ?? null;
-    const worker = new Worker(RUNNER_SCRIPT, {
-      workerData: {
-        mode: "serve",
-        dir,
-        modulePaths: Object.keys(push.analysis),
-        schemaPath,
-        documents: await listDocuments(context.db, deployment.name),
-      },
+    const runner = await startRunnerProcess({
+      dir,
       env: { ...Object.fromEntries(variables.map((variable) => [variable.name, variable.value])), CONVEX_CLOUD_URL: url, CONVEX_SITE_URL: url },
-      execArgv: WORKER_EXEC_ARGV,
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      stdout: true,
-      stderr: true,
+      init: { mode: "serve", modulePaths: Object.keys(push.analysis), schemaPath, documents: await listDocuments(context.db, deployment.name) },
     });
-    worker.stdout.resume();
-    worker.stderr.resume();
-    const running: RunningWorker = { worker, pushId: push.id, pending: new Map(), persisted: Promise.resolve() };
+    const child = runner.child;
+    const running: RunningRunner = { runner, pushId: push.id, pending: new Map(), persisted: Promise.resolve() };
     const fail = (errorMessage: string) => {
       for (const settle of running.pending.values()) settle({ ok: false, errorMessage }, []);
       running.pending.clear();
     };
-    return new Promise<RunningWorker>((resolve, reject) => {
-      worker.on("message", (message: WorkerMessage) => {
+    return new Promise<RunningRunner>((resolve, reject) => {
+      child.on("message", (message: RunnerMessage) => {
         if (message.type === "ready") resolve(running);
-        else if (message.type === "cronFailed") log.warn("emulated cron job failed", { deployment: deployment.name, job: message.identifier, error: message.errorMessage });
+        else if (message.type === "fetch") {
+          void outboundFetch(message.request).then((answer) => child.connected && child.send({ type: "fetched", fetchId: message.fetchId, ...answer }));
+        } else if (message.type === "cronFailed") log.warn("emulated cron job failed", { deployment: deployment.name, job: message.identifier, error: message.errorMessage });
         else if (message.type === "writes") {
           running.persisted = running.persisted
             .then(() => context.db.transaction((tx) => applyDocumentWrites(tx, deployment.name, message.writes)))
@@ -191,21 +192,22 @@ export class FunctionRuntimes {
           });
         }
       });
-      worker.once("error", (error) => {
+      // A failed spawn, or a message to a runner that just died (its exit fails the calls).
+      child.on("error", (error) => {
         reject(error);
-        fail(`Uncaught ${error.name}: ${error.message}`);
-        this.forget(deployment.name, running);
+        log.warn("emulated function runtime error", { deployment: deployment.name, error });
       });
-      worker.once("exit", () => {
-        reject(new Error("The function runtime exited before it was ready."));
+      child.once("exit", (code, signal) => {
+        const reason = runner.stderrTail() || `exit code ${code}, signal ${signal}`;
+        reject(new Error(`The function runtime exited before it was ready: ${reason}`));
         fail("The function runtime stopped while the function ran.");
         this.forget(deployment.name, running);
       });
     });
   }
 
-  /** Drops the map entry if it still points at this worker. */
-  private forget(name: string, running: RunningWorker): void {
+  /** Drops the map entry if it still points at this runner. */
+  private forget(name: string, running: RunningRunner): void {
     void this.running.get(name)?.then(
       (current) => current === running && this.running.delete(name),
       () => undefined,
@@ -223,23 +225,23 @@ export class FunctionRuntimes {
     return push;
   }
 
-  /** A new push went live: its worker is replaced and subscribers re-run their queries on the new code. */
+  /** A new push went live: its runner is replaced and subscribers re-run their queries on the new code. */
   async replaceCode(name: string): Promise<void> {
     this.livePushes.delete(name);
     await this.stop(name);
     this.onCommit(name, []);
   }
 
-  /** Stops a deployment's worker (a new push, a stuck function, a deleted project); the next call starts a fresh one. */
+  /** Stops a deployment's runner (a new push, a stuck function, a deleted project); the next call starts a fresh one. */
   async stop(name: string): Promise<void> {
     this.livePushes.delete(name);
     const running = this.running.get(name);
     this.running.delete(name);
     const current = await running?.catch(() => null);
-    if (current) await current.worker.terminate();
+    current?.runner.kill();
   }
 
-  /** Stops every worker (shutdown, test teardown). */
+  /** Stops every runner (shutdown, test teardown). */
   async close(): Promise<void> {
     await Promise.all([...this.running.keys()].map((name) => this.stop(name)));
   }

@@ -1,6 +1,7 @@
 import "../helpers/real-dev-servers";
 import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
+import fs from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { POST as devStartRoute } from "@/app/api/backend/dev/start/route";
 import { GET as statusRoute } from "@/app/api/backend/status/route";
@@ -116,6 +117,22 @@ describe("the local backend dev server: the real convex dev", () => {
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(1);
     await pushStateBecomes("pushed");
     expect(await sandbox.files.read(`${APP_DIR}/convex/_generated/api.d.ts`)).toContain("ApiFromModules");
+  });
+
+  it("no process of the machine has the admin key or the user's token on its command line while the backend dev server runs", async () => {
+    await pushStateBecomes("pushed");
+    const adminKey = (await getBackendCredentials(project.id))!.adminKey;
+    const token = new Headers(fx.owner.headers).get("authorization")?.replace(/^Bearer /, "");
+    const secrets = [adminKey, adminKey.split("|").pop()!, ...(token ? [token] : [])];
+    const commandLines: string[] = [];
+    for (const pid of (await fs.readdir("/proc")).filter((entry) => /^\d+$/.test(entry))) {
+      // A process that ended between the listing and the read has no command line left.
+      const commandLine = await fs.readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+      if (commandLine) commandLines.push(commandLine.replaceAll("\0", " "));
+    }
+    // The scan saw the real CLI itself, so it read the command lines of the sandbox's processes.
+    expect(commandLines.some((line) => line.includes("convex dev"))).toBe(true);
+    expect(commandLines.filter((line) => secrets.some((secret) => line.includes(secret)))).toEqual([]);
   });
 
   it("pushes convex/messages.ts and a schema: the functions answer, the status says pushed, the error stream shows no error", async () => {

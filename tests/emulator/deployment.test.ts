@@ -1,4 +1,6 @@
-import { afterAll, describe, expect, it } from "vitest";
+import net from "node:net";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { getConfig } from "@/lib/config";
 import { createEmulatorTeam } from "@/lib/emulator";
 import { getStore } from "@/lib/store";
 import { emulatorClient } from "./helpers";
@@ -107,6 +109,33 @@ describe("emulated deployment API (at the root of each deployment's listener)", 
     const badArgs = await query(created.deploymentUrl, deployKey, { path: QUERY, args: [] });
     expect(badArgs.status).toBe(560);
     expect(await badArgs.json()).toMatchObject({ status: "error", errorMessage: expect.stringContaining("ArgumentValidationError") });
+  });
+
+  it("keeps every deployment's URL across restarts, a fixed port of EMULATOR_PORT_RANGE; a port another process holds at a restart answers once it is free", { timeout: 120_000 }, async () => {
+    const before = emulatorClient();
+    const [kept, blocked] = [await before.provision("stable-a"), await before.provision("stable-b")];
+    const { first, last } = getConfig().EMULATOR_PORT_RANGE;
+    const portOf = ({ created }: { created: { deploymentUrl: string } }) => Number(new URL(created.deploymentUrl).port);
+    for (const provisioned of [kept, blocked]) expect(portOf(provisioned)).toSatisfy((port: number) => port >= first && port <= last);
+    await before.close();
+
+    // Another process takes the second deployment's port while the server is down.
+    const squatter = net.createServer((socket) => socket.end("HTTP/1.1 418 I'm a teapot\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"));
+    await new Promise<void>((resolve) => squatter.listen(portOf(blocked), "127.0.0.1", resolve));
+    const after = emulatorClient();
+    try {
+      await after.emulator.start();
+      const info = async ({ created, deployKey }: typeof kept) => send(created.deploymentUrl, "/api/v1/deployment_info", deployKey);
+      expect(await (await info(kept)).json()).toMatchObject({ reference: kept.created.deploymentName });
+      expect((await info(blocked)).status).toBe(418);
+      // The port is free once the listening socket closed (the client's kept-alive connection may linger).
+      squatter.close();
+      // The same URL, served by the emulator once the port is free.
+      await vi.waitFor(async () => expect(await (await info(blocked)).json()).toMatchObject({ reference: blocked.created.deploymentName }), { timeout: 60_000, interval: 250 });
+    } finally {
+      if (squatter.listening) squatter.close();
+      await after.close();
+    }
   });
 
   it("deleting the project closes its listener and revokes its keys", async () => {

@@ -188,8 +188,8 @@ async function fetchOnNewConnection(input: string | URL | Request, init?: Reques
 }
 
 /**
- * The real `convex` CLI (1.48) pushes to an emulated deployment: `convex dev --once --url
- * <deployment> --admin-key <key>` calls get_config_hashes, deploy2/start_push, wait_for_schema,
+ * The real `convex` CLI (1.48) pushes to an emulated deployment: `convex dev --once` with
+ * CONVEX_SELF_HOSTED_URL and CONVEX_SELF_HOSTED_ADMIN_KEY in its environment calls get_config_hashes, deploy2/start_push, wait_for_schema,
  * finish_push and report_push_completed, and ends in success; broken code fails the push with the
  * CLI's own error output.
  */
@@ -233,11 +233,14 @@ describe("convex dev pushes to the emulated deployment", () => {
     fs.rmSync(cwd, { recursive: true, force: true });
   });
 
+  /** The deployment as the CLI reads it from its environment (never on a command line, where `ps` shows it). */
+  const selfHosted = () => ({ CONVEX_SELF_HOSTED_URL: project.deploymentUrl, CONVEX_SELF_HOSTED_ADMIN_KEY: project.token });
+
   /** `convex dev --once` (or `deploy --yes`) without the typecheck (tsc costs seconds and is not what is tested here); exit code and both streams. */
   async function push(command: string[] = ["dev", "--once"]): Promise<{ code: number; output: string }> {
-    const result = await promisify(execFile)(CONVEX_BIN, [...command, "--typecheck", "disable", "--url", project.deploymentUrl, "--admin-key", project.token], {
+    const result = await promisify(execFile)(CONVEX_BIN, [...command, "--typecheck", "disable"], {
       cwd,
-      env: { ...process.env, CI: "1", CONVEX_PROVISION_HOST: emulator.server.baseUrl, NO_COLOR: "1" },
+      env: { ...process.env, ...selfHosted(), CI: "1", CONVEX_PROVISION_HOST: emulator.server.baseUrl, NO_COLOR: "1" },
       timeout: 120_000,
     }).then(
       ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
@@ -250,9 +253,9 @@ describe("convex dev pushes to the emulated deployment", () => {
 
   /** Runs `convex logs --history 100` until its output matches, then stops it; the output. */
   function convexLogs(until: RegExp): Promise<string> {
-    const child = spawn(CONVEX_BIN, ["logs", "--history", "100", "--url", project.deploymentUrl, "--admin-key", project.token], {
+    const child = spawn(CONVEX_BIN, ["logs", "--history", "100"], {
       cwd,
-      env: { ...process.env, CI: "1", NO_COLOR: "1" },
+      env: { ...process.env, ...selfHosted(), CI: "1", NO_COLOR: "1" },
     });
     // It streams until stopped: a test that fails before the match must not leave it running.
     onTestFinished(() => void child.kill());
