@@ -167,7 +167,7 @@ export const projectJobParams = z.object({ id: z.string(), jobId: z.string() });
 export const jobResponse = z
   .strictObject({
     id: z.string(),
-    kind: z.enum(["bundle-build", "screenshots", "bundle-cleanup"]),
+    kind: z.enum(["bundle-build", "screenshots", "bundle-cleanup", "project-delete"]),
     state: z.enum(["queued", "running", "succeeded", "failed"]),
     projectId: z.string().nullable(),
     attempts: z.number().int(),
