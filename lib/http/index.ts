@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { AppError, BadRequestError, isAppError } from "@/lib/errors";
 import { log } from "@/lib/log";
+import { JSON_BODY_LIMIT_BYTES, readTextWithin } from "./body";
 
 export { isCrossSiteNavigation, reenterResponse } from "./reenter";
+export { BodyTimeoutError, JSON_BODY_LIMIT_BYTES, PayloadTooLargeError, readBodyWithin, readTextWithin } from "./body";
 export { methodNotAllowed, notFoundResponse, type HttpMethod } from "./methods";
 export { type FastPath, FAST_PATH_KEY, installFastPaths, requestHeadOf, writeResponse } from "./node";
 
@@ -54,14 +56,15 @@ export interface ParseJsonBodyOptions {
 
 /**
  * Reads a JSON body and validates it. The content type must be JSON (415 otherwise: a `text/plain`
- * body is what a cross-site form can send without asking); malformed JSON or a wrong shape is a 400.
+ * body is what a cross-site form can send without asking); malformed JSON or a wrong shape is a 400;
+ * a body over JSON_BODY_LIMIT_BYTES is a 413, refused without reading the rest.
  */
 export async function parseJsonBody<S extends z.ZodType>(
   request: Request,
   schema: S,
   options: ParseJsonBodyOptions = {},
 ): Promise<z.output<S>> {
-  const text = await request.text();
+  const text = await readTextWithin(request, JSON_BODY_LIMIT_BYTES);
   let body: unknown = {};
   if (!options.optional || text.trim() !== "") {
     if (!JSON_CONTENT_TYPE.test(request.headers.get("content-type") ?? "")) throw new UnsupportedMediaTypeError();
