@@ -13,8 +13,14 @@ export function jsonError(status: number, code: string, message: string, headers
   return Response.json({ error: { code, message } }, { status, headers });
 }
 
+/** An AppError that tells the client when to try again (503 store_unavailable, 429s). */
+const retryAfterOf = (error: AppError): HeadersInit | undefined => {
+  const seconds = (error as AppError & { retryAfterSeconds?: unknown }).retryAfterSeconds;
+  return typeof seconds === "number" && seconds > 0 ? { "retry-after": String(Math.ceil(seconds)) } : undefined;
+};
+
 export function errorResponse(error: unknown): Response {
-  if (isAppError(error)) return jsonError(error.status, error.code, error.message);
+  if (isAppError(error)) return jsonError(error.status, error.code, error.message, retryAfterOf(error));
   if (error instanceof z.ZodError) return jsonError(400, "invalid_request", describeZodError(error));
   log.error("unhandled error in route", { error });
   return jsonError(500, "internal_error", "Something went wrong on our side. Try again.");
