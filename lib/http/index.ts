@@ -19,7 +19,21 @@ const retryAfterOf = (error: AppError): HeadersInit | undefined => {
   return typeof seconds === "number" && seconds > 0 ? { "retry-after": String(Math.ceil(seconds)) } : undefined;
 };
 
+/** Whether `error`, or an error it wraps, is the file system being full (or over quota). */
+function isDiskFull(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (code === "ENOSPC" || code === "EDQUOT") return true;
+  }
+  return false;
+}
+
 export function errorResponse(error: unknown): Response {
+  // Before AppErrors: a store error wrapping ENOSPC (e.g. a blob write) is about the disk, not the store.
+  if (isDiskFull(error)) {
+    log.error("the disk is full", { error });
+    return jsonError(507, "insufficient_storage", "The server is out of storage space; nothing was saved. Try again later.");
+  }
   if (isAppError(error)) return jsonError(error.status, error.code, error.message, retryAfterOf(error));
   if (error instanceof z.ZodError) return jsonError(400, "invalid_request", describeZodError(error));
   log.error("unhandled error in route", { error });
