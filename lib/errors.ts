@@ -33,6 +33,20 @@ export function isAppError(error: unknown): error is AppError {
   );
 }
 
+/**
+ * Whether `error` is a `type` (or a subclass), also when another bundle's copy of the class threw
+ * it (see isAppError): matched by the class names along its prototype chain, which the server
+ * build keeps (next.config.ts).
+ */
+export function isErrorOf<T extends Error>(error: unknown, type: abstract new (...args: never[]) => T): error is T {
+  if (error instanceof type) return true;
+  if (!(error instanceof Error)) return false;
+  for (let proto: object | null = Object.getPrototypeOf(error); proto && proto !== Error.prototype; proto = Object.getPrototypeOf(proto)) {
+    if ((proto as { constructor?: { name?: string } }).constructor?.name === type.name) return true;
+  }
+  return false;
+}
+
 export class BadRequestError extends AppError {
   constructor(message: string, code = "invalid_request") {
     super(400, code, message);

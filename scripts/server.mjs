@@ -16,7 +16,9 @@ const app = next({ dir: root, dev: false, port });
 await app.prepare();
 const handle = app.getRequestHandler();
 
-const server = http.createServer((request, response) => {
+// Explicit limits: headers over 16 KiB are refused (431); a request whose body has not fully
+// arrived within 2 minutes is ended (408), not left open for Node's default 5 minutes.
+const server = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 120_000 }, (request, response) => {
   // Looked up per request: instrumentation (lib/startup) installs it after `prepare` resolves;
   // until then Next.js answers everything.
   if (globalThis[FAST_PATH_KEY]?.(request, response)) return;

@@ -31,7 +31,7 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["post", "/api/projects", { summary: "Create a project", ok: s.projectResponse, status: 201, body: s.createProjectBody }],
   ["get", "/api/projects/{id}", { summary: "A project", ok: s.projectResponse }],
   ["patch", "/api/projects/{id}", { summary: "Rename a project", ok: s.projectResponse, body: s.renameProjectBody }],
-  ["delete", "/api/projects/{id}", { summary: "Delete a project with its sandbox, blobs and managed backend project", ok: s.successBody }],
+  ["delete", "/api/projects/{id}", { summary: "Delete a project with its sandbox, blobs and managed backend project (202: a fault stopped it part-way; the job finishes it)", ok: s.successBody.or(s.jobResponse), status: [200, 202] }],
   ["get", "/api/projects/{id}/system-prompt", { summary: "The assistant's system prompt for the project (spec 1.6)", ok: s.systemPromptResponse }],
   ["get", "/api/projects/{id}/env", { summary: "The deployment's environment variables (values masked)", ok: s.envVariablesResponse }],
   ["put", "/api/projects/{id}/env", { summary: "Set deployment environment variables", ok: s.envVariablesResponse, body: s.setEnvVariablesBody }],

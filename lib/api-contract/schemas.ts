@@ -167,7 +167,7 @@ export const projectJobParams = z.object({ id: z.string(), jobId: z.string() });
 export const jobResponse = z
   .strictObject({
     id: z.string(),
-    kind: z.enum(["bundle-build", "screenshots", "bundle-cleanup"]),
+    kind: z.enum(["bundle-build", "screenshots", "bundle-cleanup", "project-delete"]),
     state: z.enum(["queued", "running", "succeeded", "failed"]),
     projectId: z.string().nullable(),
     attempts: z.number().int(),
@@ -229,7 +229,9 @@ export const envVariablesResponse = z
 export const setEnvVariablesBody = z.object({
   values: z
     .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,39}$/, "must be a variable name (letters, digits, _; at most 40)"), z.string().min(1).max(8192))
-    .refine((values) => Object.keys(values).length > 0, "values must set at least one variable"),
+    .refine((values) => Object.keys(values).length > 0, "values must set at least one variable")
+    // The backend's own limit (docs "Environment Variables"); refused here before anything is sent.
+    .refine((values) => Object.keys(values).length <= 512, "values may set at most 512 variables (the backend's limit)"),
 });
 
 // ---- errors, realtime, service

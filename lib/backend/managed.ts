@@ -1,4 +1,5 @@
 import { callManagement, type ManagementApiOptions } from "./client";
+import { isErrorOf } from "@/lib/errors";
 import { BackendNotFoundError } from "./errors";
 import {
   createProjectWithToken,
@@ -62,7 +63,7 @@ export async function deleteManagedProject(
     );
     return true;
   } catch (error) {
-    if (error instanceof BackendNotFoundError && error.upstreamCode === "ProjectNotFound") return false;
+    if (isErrorOf(error, BackendNotFoundError) && error.upstreamCode === "ProjectNotFound") return false;
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { toStoredAdminKey } from "./admin-key";
 import { callManagement, type ManagementApiOptions } from "./client";
+import { isErrorOf } from "@/lib/errors";
 import { BackendApiError, BackendNotFoundError } from "./errors";
 import { withRetries, type RetryOptions } from "./retries";
 import type { CreateProjectResponse, DeploymentProvisionResponse, DeploymentType, ProvisionedBackendProject } from "./types";
@@ -51,7 +52,7 @@ export async function findBackendProjectBySlug(
     );
     return { projectId: project.id, projectSlug: project.slug, projectName: project.name, teamSlug: project.teamSlug };
   } catch (error) {
-    if (error instanceof BackendNotFoundError && error.upstreamCode === "ProjectNotFound") return null;
+    if (isErrorOf(error, BackendNotFoundError) && error.upstreamCode === "ProjectNotFound") return null;
     throw error;
   }
 }

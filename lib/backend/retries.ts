@@ -1,4 +1,5 @@
 import { log } from "@/lib/log";
+import { isErrorOf } from "@/lib/errors";
 import { BackendApiError } from "./errors";
 
 /** Retry policy of the `*WithRetries` operations. */
@@ -30,7 +31,7 @@ export const DEFAULT_RETRY_DELAY_MS = 500;
  * `OptimisticConcurrencyControlFailure` is a 503) and 429. Other 4xx and our own bugs are final.
  */
 export function isRetryableBackendError(error: unknown): boolean {
-  return error instanceof BackendApiError && error.retryable;
+  return isErrorOf(error, BackendApiError) && error.retryable;
 }
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {

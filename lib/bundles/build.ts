@@ -1,6 +1,6 @@
 import { type BlobStore, getBlobStore } from "@/lib/blob";
 import { getConfig } from "@/lib/config";
-import { AppError, BadRequestError } from "@/lib/errors";
+import { BadRequestError, isAppError } from "@/lib/errors";
 import { log, redactSecrets } from "@/lib/log";
 import { getSandboxProvider, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
 import { processSingleton } from "@/lib/singletons";
@@ -129,7 +129,7 @@ async function exportAndUpload(sandbox: Sandbox, input: Omit<BuildStaticBundleIn
 }
 
 function failure(error: unknown, context: Record<string, unknown>): BuildStaticBundleResult {
-  const known = error instanceof AppError;
+  const known = isAppError(error);
   const message = redactSecrets(known ? error.message : `The bundle build failed: ${(error as Error)?.message ?? String(error)}`);
   log.warn("static bundle build failed", { ...context, error: message });
   return { success: false, error: message, code: known ? error.code : "bundle_build_failed", status: known ? error.status : 502 };

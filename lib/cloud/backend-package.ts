@@ -28,11 +28,11 @@ function pinWarning(range: string): string | null {
 }
 
 function installFailure(error: unknown): string {
-  if (error instanceof CommandExitError) {
+  if (isSandboxError(error, CommandExitError)) {
     const output = (error.stderr.trim() || error.stdout.trim()).slice(-OUTPUT_TAIL_CHARS);
     return `Installing ${BACKEND_PACKAGE} failed (${error.error ?? `exit code ${error.exitCode}`})${output ? `: ${redactSecrets(output)}` : "."}`;
   }
-  if (error instanceof SandboxTimeoutError) return `Installing ${BACKEND_PACKAGE} did not finish within ${INSTALL_TIMEOUT_MS / 1000} s.`;
+  if (isSandboxError(error, SandboxTimeoutError)) return `Installing ${BACKEND_PACKAGE} did not finish within ${INSTALL_TIMEOUT_MS / 1000} s.`;
   throw error;
 }
 

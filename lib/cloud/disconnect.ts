@@ -2,7 +2,7 @@ import { deleteManagedProject, withRetries } from "@/lib/backend";
 import { BadRequestError, ConflictError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { startAppDevServer, stopAppDevServer } from "@/lib/dev-servers";
-import { getSandboxProvider, SandboxNotFoundError, type Sandbox } from "@/lib/sandbox";
+import { getSandboxProvider, isSandboxError, SandboxNotFoundError, type Sandbox } from "@/lib/sandbox";
 import { getStore, type SqlExecutor } from "@/lib/store";
 import { deleteCredentials, getCredentials, type BackendCredentials } from "@/lib/store/credentials";
 import { forgetFailedRuns, getRunningOperation } from "@/lib/store/operations";
@@ -19,6 +19,8 @@ export interface DisconnectOptions {
    * @default false
    */
   deleteBackendProject?: boolean;
+  /** The project's sandbox was just killed (project delete): there is nothing in it to unwire. */
+  sandboxGone?: boolean;
 }
 
 /**
@@ -56,7 +58,7 @@ async function unwireSandbox(project: Project): Promise<void> {
     await removeBackendUrlFromEnvFile(sandbox);
     await restartRunningAppDevServer(sandbox, project.id);
   } catch (error) {
-    if (!(error instanceof SandboxNotFoundError)) throw error;
+    if (!isSandboxError(error, SandboxNotFoundError)) throw error;
   }
 }
 
@@ -95,7 +97,7 @@ export async function disconnectBackend(project: Project, options: DisconnectOpt
     // A failed run's journal would hand the project about to be deleted to the next run.
     if (deletion) await forgetFailedRuns(tx, project.id);
   });
-  await unwireSandbox(project);
+  if (!options.sandboxGone) await unwireSandbox(project);
   if (deletion) {
     const { projectId, settings } = deletion;
     await withRetries("delete project", () => deleteManagedProject({ teamScopedToken: settings.teamScopedToken, projectId }, settings));

@@ -8,7 +8,7 @@ import {
   teamSlugFromAccessToken,
 } from "@/lib/backend";
 import { getConfig, type Config } from "@/lib/config";
-import { AppError, BadRequestError, ConflictError, NotConfiguredError, NotFoundError } from "@/lib/errors";
+import { AppError, BadRequestError, ConflictError, isAppError, NotConfiguredError, NotFoundError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { registerSecret } from "@/lib/log/redact";
 import type { OpenProjectSandbox } from "@/lib/projects";
@@ -236,7 +236,7 @@ export async function completeOAuthConnect(
     await connectWithCode(db, userId, projectId, { code: params.code, codeVerifier }, openSandbox);
     return projectDashboardUrl(projectId);
   } catch (error) {
-    if (error instanceof AppError) return projectDashboardUrl(projectId, { code: error.code, message: error.message });
+    if (isAppError(error)) return projectDashboardUrl(projectId, { code: error.code, message: error.message });
     log.error("OAuth connect failed", { projectId, error });
     return projectDashboardUrl(projectId, { code: "internal_error", message: "Connecting the backend failed on our side. Try again." });
   }

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { CreateProjectResponse, ProvisionedBackendProject, ProvisionWorkflowOptions } from "@/lib/backend";
 import { getConfig } from "@/lib/config";
-import { AppError } from "@/lib/errors";
+import { isAppError, isErrorOf } from "@/lib/errors";
 import { currentInstance } from "@/lib/instance";
 import { log, redactSecrets } from "@/lib/log";
 import { getSecretBox } from "@/lib/secrets";
@@ -132,7 +132,7 @@ function reencrypt(provisioned: Provisioned, from: string | null, to: string | n
 
 /** A safe, human message for the `failed` state and the HTTP answer. */
 function failureOf(error: unknown): { code: string; message: string } {
-  if (error instanceof AppError) return { code: error.code, message: redactSecrets(error.message) };
+  if (isAppError(error)) return { code: error.code, message: redactSecrets(error.message) };
   return { code: "provisioning_failed", message: `Setting up the backend failed: ${redactSecrets(String((error as Error)?.message ?? error))}` };
 }
 
@@ -261,7 +261,7 @@ export async function runProvisioning(db: Sql, plan: ProvisioningPlan, options: 
       try {
         return await execute(db, plan, claimed.operation, holder, settings);
       } catch (error) {
-        if (error instanceof LeaseLostError) throw new ProvisioningInProgressError();
+        if (isErrorOf(error, LeaseLostError)) throw new ProvisioningInProgressError();
         const failure = failureOf(error);
         log.warn("backend provisioning failed", { projectId: plan.projectId, code: failure.code, message: failure.message });
         await fail(db, plan, claimed.operation.id, holder.leaseOwner, failure.message);

@@ -10,10 +10,13 @@ import { applyEnvChanges, findDeployKeyDeployment, findTeamByToken, getEnvVar, l
  * through the function API of ./functions-api). Pushes are in ./push.
  */
 
-/** Upstream limits (`crates/common/src/types/environment_variables.rs`). */
+/** Upstream limits (`crates/common/src/types/environment_variables.rs`, docs "Environment Variables"). */
 const ENV_NAME = /^[a-zA-Z_]+[a-zA-Z0-9_]*$/;
 const MAX_NAME_LENGTH = 256;
 const MAX_VALUE_BYTES = 8 * 1024;
+export const MAX_ENV_VARS = 512;
+/** Names and values of all of a deployment's variables together. */
+export const MAX_ENV_TOTAL_BYTES = 512 * 1024;
 
 /** `UpdateEnvVarRequest`: an absent or null value deletes the variable. */
 const updateBody = z.strictObject({
@@ -66,6 +69,8 @@ export async function requireKey(request: Request, context: EmulatorContext, dep
   if (!(await keyOpensDeployment(context, key, deployment))) throw badDeployKey(deployment);
 }
 
+const tooManyEnvVars = () => new EmulatorError(400, "TooManyEnvironmentVariables", `A deployment may have at most ${MAX_ENV_VARS} environment variables.`);
+
 function validateChange(change: { name: string; value?: string | null }): void {
   if (change.name.length > MAX_NAME_LENGTH) {
     throw new EmulatorError(400, "EnvironmentVariableNameTooLong", `Environment variable names may have at most ${MAX_NAME_LENGTH} characters.`);
@@ -83,7 +88,17 @@ export async function updateEnvironmentVariables(request: Request, context: Emul
   await requireKey(request, context, deployment);
   const { changes } = await readJson(request, updateBody);
   changes.forEach(validateChange);
-  await context.db.transaction((tx) => applyEnvChanges(tx, deployment.name, changes));
+  if (new Set(changes.filter((change) => typeof change.value === "string").map((change) => change.name)).size > MAX_ENV_VARS) throw tooManyEnvVars();
+  await context.db.transaction(async (tx) => {
+    await applyEnvChanges(tx, deployment.name, changes);
+    // Checked on the result, inside the transaction: a refused change leaves the variables as they were.
+    const variables = await listEnvVars(tx, deployment.name);
+    if (variables.length > MAX_ENV_VARS) throw tooManyEnvVars();
+    const totalBytes = variables.reduce((sum, variable) => sum + Buffer.byteLength(variable.name) + Buffer.byteLength(variable.value), 0);
+    if (totalBytes > MAX_ENV_TOTAL_BYTES) {
+      throw new EmulatorError(400, "EnvironmentVariablesTooLarge", `A deployment's environment variables may total at most ${MAX_ENV_TOTAL_BYTES} bytes (names and values).`);
+    }
+  });
   return new Response(null, { status: 200 });
 }
 

@@ -30,7 +30,7 @@ import {
   updateDefaultEnvironmentVariables,
 } from "./management";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
-import { findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
+import { encryptPlaintextEnvVars, findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { ANALYSE_TIMEOUT_MS } from "./modules";
 import { allowCors, runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, streamFunctionLogs, verifiedIdentity } from "./functions-api";
 import { PUSH_MODULES_DIR, evaluatePush, evaluateSchema, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
@@ -316,6 +316,8 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     handle,
     start: async () => {
       const current = await context();
+      const encrypted = await encryptPlaintextEnvVars(current.db);
+      if (encrypted > 0) log.info("emulator environment variables stored in plain text were encrypted", { count: encrypted });
       const deployments = await listeners.restore(current.db);
       await Promise.all((await listDeploymentsWithPendingJobs(current.db)).map(startScheduledFunctions));
       return { team: current.builtInTeam, deployments };

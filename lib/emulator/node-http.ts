@@ -1,7 +1,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Duplex } from "node:stream";
+import { type Duplex, Readable } from "node:stream";
+import { readBodyWithin } from "@/lib/http/body";
 import { log } from "@/lib/log";
+import { bodyError, bodyLimitOf, errorBody } from "./http";
 
 /** Serving fetch-style handlers through node:http on loopback: the emulator's own server and each deployment's listener. */
 
@@ -14,27 +16,27 @@ export interface LoopbackServer {
 /** Hands a WebSocket upgrade to whoever speaks the protocol; the socket is destroyed when nobody does. */
 export type UpgradeHandler = (request: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
 
-/** Converts a Node request into a fetch Request; the signal aborts when the client goes away. */
+/**
+ * Converts a Node request into a fetch Request; the signal aborts when the client goes away. The
+ * body is read within its path's Convex limit and the idle timeout (PayloadTooLargeError and
+ * BodyTimeoutError otherwise, with the rest unread).
+ */
 async function toRequest(req: http.IncomingMessage, origin: string, signal: AbortSignal): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const url = origin + (req.url ?? "/");
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (typeof value === "string") headers.set(name, value);
     else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
   }
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(origin + (req.url ?? "/"), {
-    method: req.method,
-    headers,
-    body: hasBody ? Buffer.concat(chunks) : undefined,
-    signal,
-  });
+  const streamed = new Request(url, { method: req.method, headers, body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined, duplex: "half" } as RequestInit);
+  const body = hasBody ? await readBodyWithin(streamed, bodyLimitOf(new URL(url).pathname)) : undefined;
+  return new Request(url, { method: req.method, headers, body, signal });
 }
 
-async function writeResponse(res: http.ServerResponse, response: Response): Promise<void> {
+async function writeResponse(res: http.ServerResponse, response: Response, extraHeaders: Record<string, string> = {}): Promise<void> {
   const body = Buffer.from(await response.arrayBuffer());
-  res.writeHead(response.status, { ...Object.fromEntries(response.headers), "content-length": String(body.length) });
+  res.writeHead(response.status, { ...Object.fromEntries(response.headers), ...extraHeaders, "content-length": String(body.length) });
   res.end(body);
 }
 
@@ -53,7 +55,10 @@ export async function listenOnLoopback(
     toRequest(req, origin, controller.signal)
       .then(handle)
       .then((response) => writeResponse(res, response))
-      .catch((error: unknown) => {
+      .catch(async (error: unknown) => {
+        const refused = bodyError(error);
+        // The rest of a refused body is never read: the connection closes after the answer.
+        if (refused && !res.headersSent) return writeResponse(res, errorBody(refused.status, refused.code, refused.message), { connection: "close" });
         log.error("emulator server failed to answer", { error });
         if (!res.headersSent) res.writeHead(500);
         res.end();

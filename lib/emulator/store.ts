@@ -1,3 +1,4 @@
+import { getSecretBox, isEncryptedSecret } from "@/lib/secrets";
 import type { SqlExecutor } from "@/lib/store";
 import { digest, randomSecret } from "./http";
 
@@ -151,11 +152,8 @@ export async function insertDeployment(tx: SqlExecutor, input: { name: string; p
   );
   if (rowCount === 0) return false;
   // A new deployment starts with the project's default variables of its type.
-  await tx.query(
-    `insert into emulator_env_vars (deployment_name, name, value)
-     select $1, name, value from emulator_default_env_vars where project_id = $2 and deployment_type = $3`,
-    [input.name, input.projectId, input.deploymentType],
-  );
+  const defaults = await listDefaultEnvVars(tx, input.projectId, { deploymentType: input.deploymentType });
+  await applyEnvChanges(tx, input.name, defaults);
   return true;
 }
 
@@ -229,6 +227,14 @@ export async function findDeployKeyDeployment(db: SqlExecutor, secret: string): 
   return rows[0]?.deployment_name ?? null;
 }
 
+/*
+ * Variable values are secrets (API keys the app's functions use): stored encrypted with the
+ * process secret box like the admin keys, each bound to its row (a value copied to another
+ * variable does not open). Rows written before encryption are encrypted by {@link encryptPlaintextEnvVars}.
+ */
+const envVarContext = (deploymentName: string, name: string) => `emulator-env:${deploymentName}:${name}`;
+const defaultEnvVarContext = (projectId: number, deploymentType: string, name: string) => `emulator-default-env:${projectId}:${deploymentType}:${name}`;
+
 /** Applies variable changes; an absent or null value removes the variable. */
 export async function applyEnvChanges(tx: SqlExecutor, deploymentName: string, changes: { name: string; value?: string | null }[]): Promise<void> {
   for (const change of changes) {
@@ -238,7 +244,7 @@ export async function applyEnvChanges(tx: SqlExecutor, deploymentName: string, c
       await tx.query(
         `insert into emulator_env_vars (deployment_name, name, value) values ($1, $2, $3)
          on conflict (deployment_name, name) do update set value = excluded.value, updated_at = now()`,
-        [deploymentName, change.name, change.value],
+        [deploymentName, change.name, getSecretBox().encrypt(change.value, envVarContext(deploymentName, change.name))],
       );
     }
   }
@@ -247,7 +253,39 @@ export async function applyEnvChanges(tx: SqlExecutor, deploymentName: string, c
 /** All variables of a deployment, by name. */
 export async function listEnvVars(db: SqlExecutor, deploymentName: string): Promise<{ name: string; value: string }[]> {
   const { rows } = await db.query<{ name: string; value: string }>("select name, value from emulator_env_vars where deployment_name = $1 order by name", [deploymentName]);
-  return rows;
+  return rows.map((row) => ({ name: row.name, value: getSecretBox().decrypt(row.value, envVarContext(deploymentName, row.name)) }));
+}
+
+/**
+ * Encrypts the variable values (deployments' and projects' defaults) stored in plain text before
+ * values were encrypted; run at emulator start. Answers how many rows it encrypted.
+ */
+export async function encryptPlaintextEnvVars(db: SqlExecutor): Promise<number> {
+  const box = getSecretBox();
+  const plain = (await db.query<{ deployment_name: string; name: string; value: string }>("select deployment_name, name, value from emulator_env_vars")).rows.filter(
+    (row) => !isEncryptedSecret(row.value),
+  );
+  for (const row of plain) {
+    await db.query("update emulator_env_vars set value = $3 where deployment_name = $1 and name = $2 and value = $4", [
+      row.deployment_name,
+      row.name,
+      box.encrypt(row.value, envVarContext(row.deployment_name, row.name)),
+      row.value,
+    ]);
+  }
+  const plainDefaults = (
+    await db.query<{ project_id: number; deployment_type: string; name: string; value: string }>("select project_id, deployment_type, name, value from emulator_default_env_vars")
+  ).rows.filter((row) => !isEncryptedSecret(row.value));
+  for (const row of plainDefaults) {
+    await db.query("update emulator_default_env_vars set value = $4 where project_id = $1 and deployment_type = $2 and name = $3 and value = $5", [
+      row.project_id,
+      row.deployment_type,
+      row.name,
+      box.encrypt(row.value, defaultEnvVarContext(Number(row.project_id), row.deployment_type, row.name)),
+      row.value,
+    ]);
+  }
+  return plain.length + plainDefaults.length;
 }
 
 /** Default variables of a project, optionally filtered by name and type. */
@@ -261,7 +299,11 @@ export async function listDefaultEnvVars(
      where project_id = $1 and ($2::text is null or name = $2) and ($3::text is null or deployment_type = $3) order by name, deployment_type`,
     [projectId, filter.name ?? null, filter.deploymentType ?? null],
   );
-  return rows.map((row) => ({ name: row.name, value: row.value, deploymentType: row.deployment_type }));
+  return rows.map((row) => ({
+    name: row.name,
+    value: getSecretBox().decrypt(row.value, defaultEnvVarContext(projectId, row.deployment_type, row.name)),
+    deploymentType: row.deployment_type,
+  }));
 }
 
 /** Upserts default variables; a null value removes the variable of that type. */
@@ -277,7 +319,7 @@ export async function applyDefaultEnvChanges(
       await tx.query(
         `insert into emulator_default_env_vars (project_id, deployment_type, name, value) values ($1, $2, $3, $4)
          on conflict (project_id, deployment_type, name) do update set value = excluded.value`,
-        [projectId, change.deploymentType, change.name, change.value],
+        [projectId, change.deploymentType, change.name, getSecretBox().encrypt(change.value, defaultEnvVarContext(projectId, change.deploymentType, change.name))],
       );
     }
   }
@@ -285,7 +327,7 @@ export async function applyDefaultEnvChanges(
 
 export async function getEnvVar(db: SqlExecutor, deploymentName: string, name: string): Promise<string | null> {
   const { rows } = await db.query<{ value: string }>("select value from emulator_env_vars where deployment_name = $1 and name = $2", [deploymentName, name]);
-  return rows[0]?.value ?? null;
+  return rows[0] ? getSecretBox().decrypt(rows[0].value, envVarContext(deploymentName, name)) : null;
 }
 
 export async function insertOAuthCode(

@@ -7,6 +7,7 @@ import { takeProjectScreenshots } from "@/lib/screenshots";
 import { getStore } from "@/lib/store";
 import { getProject, listAllProjectIds, type Project } from "@/lib/store/projects";
 import { openProjectSandbox } from "@/lib/workspace";
+import { deleteProjectEverywhere } from "@/lib/workspace/delete-project";
 import type { JobHandler, RunningJob } from "./types";
 
 /** The service's long work, each a kind of job (and a pg-boss queue). */
@@ -14,6 +15,7 @@ export const JOB_KINDS = {
   bundleBuild: "bundle-build",
   screenshots: "screenshots",
   bundleCleanup: "bundle-cleanup",
+  projectDelete: "project-delete",
 } as const;
 
 async function projectOf(job: RunningJob): Promise<Project> {
@@ -45,8 +47,16 @@ const takeScreenshots: JobHandler = async (job) => {
 /** The daily cleanup of every project's old bundles (spec 8 defaults) → the cleanup summary. */
 const cleanUpBundles: JobHandler = async () => cleanupBundles(getBlobStore(), await listAllProjectIds(await getStore()));
 
+/** Finishes a project delete that failed part-way → `{ success: true }`; a project already gone is deleted. */
+const deleteProjectLater: JobHandler = async (job) => {
+  const project = job.input.projectId ? await getProject(await getStore(), job.input.projectId) : null;
+  if (project) await deleteProjectEverywhere(project);
+  return { success: true };
+};
+
 export const JOB_HANDLERS: Record<string, JobHandler> = {
   [JOB_KINDS.bundleBuild]: buildBundle,
   [JOB_KINDS.screenshots]: takeScreenshots,
   [JOB_KINDS.bundleCleanup]: cleanUpBundles,
+  [JOB_KINDS.projectDelete]: deleteProjectLater,
 };

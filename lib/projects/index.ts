@@ -1,7 +1,7 @@
 import { NotFoundError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { startAppDevServer } from "@/lib/dev-servers";
-import { APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
+import { APP_TEMPLATE, getSandboxProvider, isSandboxError, SandboxNotFoundError, type Sandbox } from "@/lib/sandbox";
 import { getStore, type SqlExecutor } from "@/lib/store";
 import { claimProjectSandbox, deleteProject, getProject, insertProject, renameProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 import { pointAppAtUpdates } from "@/lib/updates/app-url";
@@ -73,21 +73,29 @@ export async function createProject(
 export type OpenProjectSandbox = (project: Project) => Promise<Sandbox>;
 
 /**
- * The project's sandbox, created on first use for a project that has none yet. When two
- * requests race, the first recorded sandbox wins and the other is killed.
+ * The project's sandbox, created on first use for a project that has none yet, and created anew
+ * for one whose sandbox is gone (killed, or lost with the machine); `created` says whether it is
+ * new. When two requests race, the first recorded sandbox wins and the other is killed.
  */
-export async function ensureProjectSandbox(db: SqlExecutor, project: Project): Promise<Sandbox> {
+export async function ensureProjectSandbox(db: SqlExecutor, project: Project): Promise<{ sandbox: Sandbox; created: boolean }> {
   const provider = getSandboxProvider();
-  if (project.sandboxId) return provider.connect(project.sandboxId);
+  if (project.sandboxId) {
+    try {
+      return { sandbox: await provider.connect(project.sandboxId), created: false };
+    } catch (error) {
+      if (!isSandboxError(error, SandboxNotFoundError)) throw error;
+      log.warn("the project's sandbox is gone; starting a new one", { projectId: project.id, sandboxId: project.sandboxId });
+    }
+  }
   const { sandbox, previewUrl } = await createRunningSandbox();
-  if (await claimProjectSandbox(db, project.id, { sandboxId: sandbox.sandboxId, previewUrl })) {
+  if (await claimProjectSandbox(db, project.id, project.sandboxId, { sandboxId: sandbox.sandboxId, previewUrl })) {
     await pointNewAppAtUpdates(sandbox, project.id);
-    return sandbox;
+    return { sandbox, created: true };
   }
   await provider.kill(sandbox.sandboxId);
   const winner = await getProject(db, project.id);
-  if (!winner?.sandboxId) throw new Error(`Project ${project.id} was deleted while its sandbox was being created.`);
-  return provider.connect(winner.sandboxId);
+  if (!winner?.sandboxId) throw new NotFoundError(`Project ${project.id} was deleted while its sandbox was being created.`, "project_not_found");
+  return { sandbox: await provider.connect(winner.sandboxId), created: false };
 }
 
 /** The client-visible shape of a project (spec 2.1 `backendProject`); never credentials. */

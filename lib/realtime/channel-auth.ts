@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BadRequestError } from "@/lib/errors";
+import { JSON_BODY_LIMIT_BYTES, readTextWithin } from "@/lib/http";
 import { RealtimeNotConfiguredError } from "./errors";
 import type { ChannelAuthorization, Realtime } from "./types";
 
@@ -18,7 +19,7 @@ export async function parseChannelAuthorizationRequest(request: Request): Promis
   if (!contentType.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
     throw new BadRequestError("Send socket_id and channel_name as application/x-www-form-urlencoded.", "invalid_content_type");
   }
-  const result = channelAuthorizationRequest.safeParse(Object.fromEntries(new URLSearchParams(await request.text())));
+  const result = channelAuthorizationRequest.safeParse(Object.fromEntries(new URLSearchParams(await readTextWithin(request, JSON_BODY_LIMIT_BYTES))));
   if (!result.success) throw new BadRequestError(result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; "));
   return { socketId: result.data.socket_id, channel: result.data.channel_name };
 }

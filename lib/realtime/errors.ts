@@ -1,4 +1,4 @@
-import { AppError } from "@/lib/errors";
+import { AppError, isErrorOf } from "@/lib/errors";
 
 /** Base of every realtime failure; the HTTP layer maps it like any `AppError`. */
 export class RealtimeError extends AppError {}
@@ -40,8 +40,8 @@ export class RealtimePublishError extends RealtimeError {
 
 /** Whether a failed publish may succeed when tried again (network trouble, 5xx, 429). */
 export function isTransientRealtimeError(error: unknown): boolean {
-  if (error instanceof RealtimeTimeoutError) return true;
-  if (error instanceof RealtimePublishError) {
+  if (isErrorOf(error, RealtimeTimeoutError)) return true;
+  if (isErrorOf(error, RealtimePublishError)) {
     const status = error.upstreamStatus;
     return status === undefined || status >= 500 || status === 429;
   }

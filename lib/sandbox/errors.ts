@@ -1,4 +1,4 @@
-import { AppError, isAppError } from "@/lib/errors";
+import { AppError, isErrorOf } from "@/lib/errors";
 import { redactSecrets } from "@/lib/log";
 import type { CommandResult } from "./port";
 
@@ -12,14 +12,8 @@ export class SandboxError extends AppError {
   }
 }
 
-/**
- * Whether `error` is a `type`, also one thrown by another bundle's copy of these classes: Next.js
- * bundles instrumentation apart from the routes, and a provider created at start-up (resuming dev
- * servers) throws the classes of that bundle. Error names are their classes' names (AppError).
- */
-export function isSandboxError<T extends SandboxError>(error: unknown, type: abstract new (...args: never[]) => T): error is T {
-  return error instanceof type || (isAppError(error) && error.name === type.name);
-}
+/** Whether `error` is a `type`, also one thrown by another bundle's copy of these classes (isErrorOf). */
+export const isSandboxError: <T extends SandboxError>(error: unknown, type: abstract new (...args: never[]) => T) => error is T = isErrorOf;
 
 /** Thrown when an argument is unusable, e.g. a path that is not absolute POSIX text. */
 export class InvalidArgumentError extends SandboxError {

@@ -30,6 +30,9 @@ export interface SecretBox {
   decrypt(ciphertext: string, context?: string): string;
 }
 
+/** Whether a stored value is a ciphertext of {@link SecretBox.encrypt} (not a value stored before encryption). */
+export const isEncryptedSecret = (stored: string): boolean => stored.startsWith(PREFIX);
+
 /** AES-256-GCM with a fresh 96-bit IV per value; output `enc:v1:<base64url(iv|tag|ciphertext)>`. */
 export function createSecretBox(key: Buffer): SecretBox {
   if (key.length !== KEY_BYTES) throw new SecretsKeyError(`The secrets key must be ${KEY_BYTES} bytes.`);

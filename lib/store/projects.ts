@@ -122,13 +122,18 @@ export async function listProjectsWithPreview(db: SqlExecutor): Promise<Project[
 }
 
 /**
- * Records a sandbox for a project that has none; false when another request recorded one first
- * (the caller then uses that one).
+ * Records a sandbox for a project whose recorded sandbox is still `replacing` (null: it has none,
+ * else one that is gone); false when another request recorded one first (the caller then uses that one).
  */
-export async function claimProjectSandbox(db: SqlExecutor, id: string, sandbox: { sandboxId: string; previewUrl: string }): Promise<boolean> {
+export async function claimProjectSandbox(
+  db: SqlExecutor,
+  id: string,
+  replacing: string | null,
+  sandbox: { sandboxId: string; previewUrl: string },
+): Promise<boolean> {
   const { rowCount } = await db.query(
-    "update projects set sandbox_id = $2, preview_url = $3, updated_at = now() where id = $1 and sandbox_id is null",
-    [id, sandbox.sandboxId, sandbox.previewUrl],
+    "update projects set sandbox_id = $2, preview_url = $3, updated_at = now() where id = $1 and sandbox_id is not distinct from $4",
+    [id, sandbox.sandboxId, sandbox.previewUrl, replacing],
   );
   return rowCount > 0;
 }

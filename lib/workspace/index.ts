@@ -31,12 +31,12 @@ export async function afterSandboxStart(sandbox: Sandbox, project: Project): Pro
 }
 
 /**
- * The project's sandbox, created on first use when the project has none yet. A new sandbox gets
- * what a restarted one gets (recorded assets, the backend URL, the backend dev server).
+ * The project's sandbox, created on first use when the project has none yet or its sandbox is
+ * gone. A new sandbox gets what a restarted one gets (recorded assets, the backend URL, the backend dev server).
  */
 export async function openProjectSandbox(project: Project): Promise<Sandbox> {
-  const sandbox = await ensureProjectSandbox(await getStore(), project);
-  if (!project.sandboxId) await afterSandboxStart(sandbox, project);
+  const { sandbox, created } = await ensureProjectSandbox(await getStore(), project);
+  if (created) await afterSandboxStart(sandbox, project);
   return sandbox;
 }
 

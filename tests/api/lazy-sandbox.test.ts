@@ -20,8 +20,10 @@ describe("sandbox on first use", () => {
     const seed = await seedDemoIfEmpty(db);
     expect(seed?.project.sandboxId).toBeNull();
 
-    const [a, b] = await Promise.all([ensureProjectSandbox(db, seed!.project), ensureProjectSandbox(db, seed!.project)]);
-    expect(a.sandboxId).toBe(b.sandboxId);
+    const [first, second] = await Promise.all([ensureProjectSandbox(db, seed!.project), ensureProjectSandbox(db, seed!.project)]);
+    const a = first.sandbox;
+    expect(a.sandboxId).toBe(second.sandbox.sandboxId);
+    expect([first.created, second.created].sort()).toEqual([false, true]);
     const stored = await getProject(db, seed!.project.id);
     expect(stored).toMatchObject({ sandboxId: a.sandboxId, previewUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
     created.push(a.sandboxId);
@@ -32,6 +34,16 @@ describe("sandbox on first use", () => {
     // The loser's sandbox was killed: only the winner's directory remains.
     expect(fs.readdirSync(path.join(getConfig().DATA_DIR, "sandboxes"))).toEqual([a.sandboxId]);
     // Later calls reconnect to the recorded one.
-    expect((await ensureProjectSandbox(db, stored!)).sandboxId).toBe(a.sandboxId);
+    expect(await ensureProjectSandbox(db, stored!)).toMatchObject({ sandbox: { sandboxId: a.sandboxId }, created: false });
+
+    // A sandbox that is gone (killed, or lost with its machine) is replaced, once, by racing requests.
+    await getSandboxProvider().kill(a.sandboxId);
+    const [c, d] = await Promise.all([ensureProjectSandbox(db, stored!), ensureProjectSandbox(db, stored!)]);
+    expect(c.sandbox.sandboxId).toBe(d.sandbox.sandboxId);
+    expect(c.sandbox.sandboxId).not.toBe(a.sandboxId);
+    expect([c.created, d.created].sort()).toEqual([false, true]);
+    created.push(c.sandbox.sandboxId);
+    expect(await getProject(db, seed!.project.id)).toMatchObject({ sandboxId: c.sandbox.sandboxId });
+    expect(fs.readdirSync(path.join(getConfig().DATA_DIR, "sandboxes"))).toEqual([c.sandbox.sandboxId]);
   });
 });

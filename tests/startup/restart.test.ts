@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { backendProjectNameFor } from "@/lib/backend";
 import { openStore } from "@/lib/store";
 import { getDevServerLease } from "@/lib/store/dev-server-leases";
 import { startProductServer, type ProductServer } from "../e2e/server";
@@ -14,10 +16,11 @@ const RESUME_WITHIN_MS = 30_000;
 
 let server: ProductServer;
 let restarted: ProductServer | undefined;
+let startedAgain: ProductServer | undefined;
 let token: string;
 let projectId: string;
 
-async function api<T>(base: ProductServer, method: "GET" | "POST", pathname: string, body?: object): Promise<{ status: number; body: T }> {
+async function api<T>(base: ProductServer, method: "GET" | "POST" | "DELETE", pathname: string, body?: object): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base.baseUrl}${pathname}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body && { "content-type": "application/json" }) },
@@ -65,6 +68,7 @@ beforeAll(async () => {
 }, START_TIMEOUT_MS + 300_000);
 
 afterAll(async () => {
+  await startedAgain?.stop();
   await restarted?.stop();
   await server?.stop();
 });
@@ -145,4 +149,32 @@ describe("graceful shutdown", () => {
       await db.close();
     }
   }, 120_000);
+});
+
+/** Every file under `dir` whose path names `projectId` (the fs blob store keeps pathnames as paths). */
+const filesNaming = (dir: string, projectId: string): string[] =>
+  fs.existsSync(dir) ? (fs.readdirSync(dir, { recursive: true }) as string[]).filter((entry) => entry.includes(projectId)) : [];
+
+describe("project delete after a crash", () => {
+  it("deletes the enabled project the restarted server resumed: 200, then no row, blobs, backend project or sandbox; again 404", async () => {
+    // Started again after the SIGKILL and the graceful stop: instrumentation resumed the sandbox,
+    // so the sandbox provider and its error classes come from the instrumentation bundle.
+    startedAgain = await startProductServer({ dataDir: server.dataDir, port: Number(new URL(server.baseUrl).port), timeoutMs: START_TIMEOUT_MS });
+    const { body: project } = await api<{ sandboxId: string }>(startedAgain, "GET", `/api/projects/${projectId}`);
+    const deleted = await api<object>(startedAgain, "DELETE", `/api/projects/${projectId}`);
+    expect(deleted).toEqual({ status: 200, body: { success: true } });
+    expect((await api(startedAgain, "GET", `/api/projects/${projectId}`)).status).toBe(404);
+    expect(await api(startedAgain, "DELETE", `/api/projects/${projectId}`)).toMatchObject({ status: 404, body: { error: { code: "project_not_found" } } });
+    await startedAgain.stop();
+
+    expect(fs.existsSync(path.join(server.dataDir, "sandboxes", project.sandboxId))).toBe(false);
+    expect(filesNaming(path.join(server.dataDir, "blobs"), projectId)).toEqual([]);
+    const db = await openStore({ dataDir: server.dataDir });
+    try {
+      expect((await db.query("select id from projects where id = $1", [projectId])).rows).toEqual([]);
+      expect((await db.query("select id from emulator_projects where name = $1", [backendProjectNameFor(projectId)])).rows).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  }, START_TIMEOUT_MS);
 });

@@ -67,8 +67,13 @@ export function createBlobFiles(rootDir: string): BlobFiles {
         try {
           // Awaiting each write is the backpressure: the stream is read as fast as the disk takes it.
           for await (const chunk of Buffer.isBuffer(source) ? [source] : source) {
-            const { bytesWritten } = await handle.write(chunk as Uint8Array);
-            size += bytesWritten;
+            // A write may take only part of the chunk (a disk filling up): the rest is written
+            // next, which then fails with ENOSPC rather than leaving a truncated blob.
+            const bytes = chunk as Uint8Array;
+            for (let offset = 0; offset < bytes.byteLength; ) {
+              offset += (await handle.write(bytes, offset, bytes.byteLength - offset)).bytesWritten;
+            }
+            size += bytes.byteLength;
           }
           await handle.sync();
         } finally {
