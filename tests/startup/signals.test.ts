@@ -38,7 +38,7 @@ async function exitCodeWithin(started: ProductServer): Promise<number | null> {
 // A process manager (systemd, Docker, pm2) signals the one process it started, `npm start`, not
 // its process group as a terminal's Ctrl-C does.
 describe.each(["SIGINT", "SIGTERM"] as const)("%s to the npm start process alone", (signal) => {
-  it("shuts the server down gracefully: exit 0, nothing of it left running", async () => {
+  it("shuts the server down gracefully: exit 0, nothing of it left running", { timeout: START_TIMEOUT_MS + 60_000 }, async () => {
     server = await startProductServer({ timeoutMs: START_TIMEOUT_MS, viaNpm: true });
     process.kill(server.pid, signal);
     expect(await exitCodeWithin(server)).toBe(0);
