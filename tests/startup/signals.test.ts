@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { startProductServer, type ProductServer } from "../e2e/server";
 
 /** The first start may build the app (`next build`) on a loaded machine. */
@@ -39,7 +39,7 @@ async function exitCodeWithin(started: ProductServer): Promise<number | null> {
 // its process group as a terminal's Ctrl-C does.
 describe.each(["SIGINT", "SIGTERM"] as const)("%s to the npm start process alone", (signal) => {
   it("shuts the server down gracefully: exit 0, nothing of it left running", { timeout: START_TIMEOUT_MS + 60_000 }, async () => {
-    server = await startProductServer({ timeoutMs: START_TIMEOUT_MS, viaNpm: true });
+    server = await startProductServer({ timeoutMs: START_TIMEOUT_MS, viaNpm: true, initialisedDatabase: inject("pgliteTemplate") });
     process.kill(server.pid, signal);
     expect(await exitCodeWithin(server)).toBe(0);
     expect(server.output()).toContain(`"message":"shutting down","signal":"${signal}"`);
