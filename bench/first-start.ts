@@ -135,14 +135,20 @@ async function firstStart(name: "cold" | "warm", toolchainCache: string | null):
 
     const page = await browser.newPage();
     await page.goto(signInLink.replace(/^https?:\/\/[^/]+/, baseUrl));
-    await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
+    await page.click("button[type=submit]");
+    await page.waitForFunction(() => location.pathname === "/projects", { timeout: 120_000 });
     await page.goto(`${baseUrl}/projects/${project.id}`);
-    const previewUrl = await page.$$eval("a", (anchors) => anchors.find((anchor) => anchor.textContent?.trim() === "Open preview")?.getAttribute("href") ?? null);
-    if (!previewUrl) throw new Error("the project page shows no \"Open preview\"");
+    const previewLink = await page
+      .waitForFunction(() => [...document.querySelectorAll("a")].find((anchor) => anchor.textContent?.trim() === "Open preview")?.getAttribute("href"), { timeout: 60_000 })
+      .catch(() => null);
+    const previewUrl = (await previewLink?.jsonValue()) ?? null;
+    if (!previewUrl) throw new Error(`the project page (${page.url()}) shows no "Open preview"`);
     if (previewUrl !== project.previewUrl) throw new Error(`the project page links ${previewUrl}, not ${project.previewUrl}`);
     await untilOk((await entryBundleUrl(previewUrl)).toString());
     mark("npm start: project page with a running preview (first web bundle served)", begin);
   } finally {
+    console.log(`\n${name} (npm caches ${name === "cold" ? "empty" : "filled by the cold run"}; output in ${log}):`);
+    for (const [what, ms] of phases) console.log(`  ${what.padEnd(72)} ${seconds(ms).padStart(8)}`);
     await browser.close();
     if (server.exitCode === null) {
       const stopped = new Promise((resolve) => server.once("exit", resolve));
@@ -150,8 +156,6 @@ async function firstStart(name: "cold" | "warm", toolchainCache: string | null):
       await stopped;
     }
   }
-  console.log(`\n${name} (npm caches ${name === "cold" ? "empty" : "filled by the cold run"}; output in ${log}):`);
-  for (const [what, ms] of phases) console.log(`  ${what.padEnd(72)} ${seconds(ms).padStart(8)}`);
   return path.join(toolchainDir, "npm-cache");
 }
 

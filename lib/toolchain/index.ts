@@ -397,6 +397,8 @@ export class AppToolchain {
     await fs.mkdir(this.options.dir, { recursive: true });
     for (;;) {
       if (await exists(path.join(root, READY_MARKER))) return;
+      // Preparing from now on, whoever installs: the page polls only while it says so.
+      if (this.current.state !== "preparing") this.current = { state: "preparing", since: new Date().toISOString(), phase: "resolving", manifests: 0, packages: 0, bytes: 0 };
       if (await takeLock(lock)) {
         try {
           if (!(await exists(path.join(root, READY_MARKER)))) await this.install(await fs.readFile(path.join(templateRoot, "package.json")), root, lock);
