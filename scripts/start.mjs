@@ -1,6 +1,7 @@
-// `npm start`: builds the app when the build is missing or older than the sources, then serves it
-// (scripts/server.mjs).
-import { spawnSync, spawn } from "node:child_process";
+// `npm start`: builds the app when the build is missing or older than the sources (installing the
+// app toolchain meanwhile, scripts/prepare-toolchain.ts), then serves it (scripts/server.mjs).
+// SIGINT or SIGTERM to this process stops whatever runs, as Ctrl-C to the whole group does.
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import nextEnv from "@next/env";
@@ -70,39 +71,73 @@ function lockBuild() {
   }
 }
 
+/** Children to stop at SIGINT/SIGTERM; the toolchain install leads a process group of its own (npm under it). */
+const children = { build: null, toolchain: null, server: null, sandboxService: null };
+let stopping = false;
+let holdsBuildLock = false;
+
+function stopToolchainInstall(signal) {
+  const install = children.toolchain;
+  if (!install || install.exitCode !== null || install.signalCode !== null) return;
+  try {
+    process.kill(-install.pid, signal);
+  } catch {
+    // Gone already.
+  }
+}
+
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    // Ctrl-C signals the whole group, this process included: each child gets one signal.
+    if (stopping) return;
+    stopping = true;
+    stopToolchainInstall("SIGTERM");
+    children.sandboxService?.kill(signal);
+    if (children.server) return children.server.kill(signal);
+    children.build?.kill(signal);
+    if (holdsBuildLock) fs.rmSync(lockDir, { recursive: true, force: true });
+    process.exit(0);
+  });
+}
+
+const exitOf = (child) => new Promise((resolve) => child.once("exit", (code) => resolve(code ?? 1)));
+
 if (isStale()) {
   lockBuild();
+  holdsBuildLock = true;
   let status = 0;
   if (isStale()) {
     console.log(fs.existsSync(buildId) ? "Sources changed since the last build; rebuilding…" : "First start: building the app…");
-    status = spawnSync(process.execPath, [nextBin, "build"], { cwd: root, stdio: "inherit" }).status ?? 1;
+    // The toolchain install is mostly network and unpacking, the build mostly CPU: side by side.
+    children.toolchain = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts", "prepare-toolchain.ts")], { cwd: root, stdio: "inherit", detached: true });
+    children.build = spawn(process.execPath, [nextBin, "build"], { cwd: root, stdio: "inherit" });
+    status = await exitOf(children.build);
   }
   fs.rmSync(lockDir, { recursive: true, force: true });
-  if (status !== 0) process.exit(status);
+  holdsBuildLock = false;
+  if (status !== 0) {
+    stopToolchainInstall("SIGTERM");
+    process.exit(status);
+  }
 }
 
 // The local sandbox service (packages/sandbox-local) runs beside the server once it is configured
 // (SANDBOX_SERVICE_API_KEY, read from the environment or the .env files as the server reads them).
 // It gets its own settings only: nothing of the server's secrets.
 nextEnv.loadEnvConfig(root);
-const sandboxService = process.env.SANDBOX_SERVICE_API_KEY
-  ? // Under tsx: the wall module it imports (packages/sandbox-local/src/wall/) is TypeScript.
-    spawn(process.execPath, ["--import", "tsx", path.join(root, "packages", "sandbox-local", "src", "main.mjs")], {
-      cwd: root,
-      stdio: ["ignore", "inherit", "inherit"],
-      env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name === "PATH" || name.startsWith("SANDBOX_"))),
-    })
-  : undefined;
-
-const server = spawn(process.execPath, [path.join(root, "scripts", "server.mjs")], { cwd: root, stdio: "inherit" });
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    server.kill(signal);
-    sandboxService?.kill(signal);
+if (process.env.SANDBOX_SERVICE_API_KEY) {
+  // Under tsx: the wall module it imports (packages/sandbox-local/src/wall/) is TypeScript.
+  children.sandboxService = spawn(process.execPath, ["--import", "tsx", path.join(root, "packages", "sandbox-local", "src", "main.mjs")], {
+    cwd: root,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name === "PATH" || name.startsWith("SANDBOX_"))),
   });
 }
+
+children.server = spawn(process.execPath, [path.join(root, "scripts", "server.mjs")], { cwd: root, stdio: "inherit" });
 // A server ended by a signal (not by its own graceful shutdown) is a failure.
-server.on("exit", (code) => {
-  sandboxService?.kill("SIGTERM");
+children.server.on("exit", (code) => {
+  stopToolchainInstall("SIGTERM");
+  children.sandboxService?.kill("SIGTERM");
   process.exit(code ?? 1);
 });

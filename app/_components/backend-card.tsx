@@ -79,7 +79,7 @@ export function BackendCard({ projectId, initial, oauthAvailable, dashboardBase,
       {!shown && (
         <>
           <p className="muted">
-            One click creates a backend project, adds the starter <code>convex/</code> folder, the provider wrapper and the
+            One click creates a backend project, adds the starter <code>convex/</code> folder, the provider wrapper and the{" "}
             <code>convex</code> package to the app, and starts the backend dev server.
           </p>
           <div className="row">

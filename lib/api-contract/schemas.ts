@@ -254,7 +254,14 @@ export const channelAuthorizationResponse = z.strictObject({ auth: z.string() })
 export const toolchainResponse = z
   .discriminatedUnion("state", [
     z.strictObject({ state: z.literal("idle") }),
-    z.strictObject({ state: z.literal("preparing"), since: isoTime, packages: z.number() }),
+    z.strictObject({
+      state: z.literal("preparing"),
+      since: isoTime,
+      phase: z.enum(["resolving", "downloading", "finishing"]),
+      manifests: z.number(),
+      packages: z.number(),
+      bytes: z.number(),
+    }),
     z.strictObject({ state: z.literal("ready") }),
     z.strictObject({ state: z.literal("failed"), message: z.string() }),
   ])

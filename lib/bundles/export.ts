@@ -71,7 +71,7 @@ const EXPORT_ENVIRONMENT = [
 
 async function writeExportConfig(sandbox: Sandbox): Promise<void> {
   await sandbox.files.write(
-    EXPORT_CONFIG_FILES.map((name) => ({ path: `${EXPORT_CONFIG_DIR}/${name}`, data: fs.readFileSync(path.join(EXPORT_TEMPLATE_DIR, name), "utf8") })),
+    EXPORT_CONFIG_FILES.map((name) => ({ path: `${EXPORT_CONFIG_DIR}/${name}`, data: fs.readFileSync(/*turbopackIgnore: true*/ path.join(/*turbopackIgnore: true*/ EXPORT_TEMPLATE_DIR, name), "utf8") })),
   );
 }
 

@@ -4,6 +4,16 @@ import { createErrorMatcher, createSuccessMatcher, isSuccessLine } from "./patte
 /** Spec 8: errors are buffered for 500 ms after their last line before they are sent. */
 export const DEFAULT_GROUP_DELAY_MS = 500;
 
+/**
+ * How long a group ending in the CLI's "typecheck via `tsc` failed." waits for tsc's own errors.
+ * The CLI prints that line, then runs tsc a second time for the errors with file and position,
+ * which arrive seconds later (3–4 s on an idle 2-core machine, 15 s with a load average of 20).
+ */
+export const DEFAULT_DETAIL_WAIT_MS = 60_000;
+
+/** The `convex` CLI's announcement that tsc's errors follow (lib/cli/lib/typecheck.js in the package). */
+const ANNOUNCES_DETAILS = /typecheck via `tsc` failed\.$/;
+
 export interface LogScannerOptions {
   /** Receives each error group once: its lines, ANSI-free, joined with `\n`. */
   onError: (message: string) => void;
@@ -17,6 +27,12 @@ export interface LogScannerOptions {
    * @default 500
    */
   groupDelayMs?: number;
+  /**
+   * How long a group that announces details to come (the CLI's failed typecheck) waits for the
+   * next group, which is then sent with it as one; without one it is sent alone.
+   * @default 60000
+   */
+  detailWaitMs?: number;
   /**
    * A group that grows past this many characters is sent at once; whoever publishes it
    * truncates it further (the realtime payload limit is far smaller).
@@ -34,7 +50,7 @@ export interface LogScannerOptions {
 export interface LogScannerStats {
   /** Lines that matched an error pattern (continuation lines are not counted). */
   errorLines: number;
-  /** Groups handed to `onError`. */
+  /** Messages handed to `onError` (an announcement and the details after it are one). */
   groups: number;
   /** Success lines handed to `onResolved`. */
   resolved: number;
@@ -43,7 +59,7 @@ export interface LogScannerStats {
 export interface LogScanner {
   /** Feeds raw output; a chunk may end in the middle of a line or of an escape sequence. */
   write(chunk: string): void;
-  /** Treats buffered partial output as a finished line and sends the open group now. */
+  /** Treats buffered partial output as a finished line and sends the open group (and a waiting announcement) now. */
   flush(): void;
   /** Flushes, then ignores further writes. */
   close(): void;
@@ -63,6 +79,7 @@ const ESCAPED_LINES_ONE_BY_ONE = 64;
  */
 export function createLogScanner(options: LogScannerOptions): LogScanner {
   const groupDelayMs = options.groupDelayMs ?? DEFAULT_GROUP_DELAY_MS;
+  const detailWaitMs = options.detailWaitMs ?? DEFAULT_DETAIL_WAIT_MS;
   const maxGroupChars = options.maxGroupChars ?? 256 * 1024;
   const maxLineChars = options.maxLineChars ?? 64 * 1024;
   const matcher = createErrorMatcher();
@@ -79,16 +96,44 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
   let closed = false;
   // True from an error line until the next success line: only then is a success a resolution.
   let unresolved = false;
+  // A group announcing details to come, waiting for them.
+  let announcement: string | null = null;
+  let announcementTimer: ReturnType<typeof setTimeout> | undefined;
+
+  function emit(message: string): void {
+    stats.groups += 1;
+    options.onError(message);
+  }
+
+  /** Sends the waiting announcement alone (its details never came). */
+  function sendAnnouncement(): void {
+    if (announcementTimer !== undefined) clearTimeout(announcementTimer);
+    announcementTimer = undefined;
+    if (announcement === null) return;
+    const message = announcement;
+    announcement = null;
+    emit(message);
+  }
 
   function sendGroup(): void {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
     if (group.length === 0) return;
-    const message = group.join("\n").trimEnd();
+    let message = group.join("\n").trimEnd();
     group = [];
     groupChars = 0;
-    stats.groups += 1;
-    options.onError(message);
+    if (announcement !== null) {
+      message = `${announcement}\n${message}`;
+      announcement = null;
+      clearTimeout(announcementTimer);
+      announcementTimer = undefined;
+    }
+    if (ANNOUNCES_DETAILS.test(message)) {
+      announcement = message;
+      announcementTimer = setTimeout(sendAnnouncement, detailWaitMs);
+      return;
+    }
+    emit(message);
   }
 
   function resolve(line: string): void {
@@ -96,6 +141,7 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
     if (!unresolved) return;
     unresolved = false;
     sendGroup();
+    sendAnnouncement();
     stats.resolved += 1;
     options.onResolved?.(line.trim());
   }
@@ -241,6 +287,7 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
     flushCarry();
     inRun = false;
     sendGroup();
+    sendAnnouncement();
   }
 
   return {

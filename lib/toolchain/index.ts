@@ -8,9 +8,9 @@ import { AppError } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
 import { log, redactSecrets } from "@/lib/log";
 import { processSingleton } from "@/lib/singletons";
-import type { ToolchainState } from "./state";
+import type { ToolchainProgress, ToolchainState } from "./state";
 
-export type { ToolchainState } from "./state";
+export type { ToolchainPhase, ToolchainProgress, ToolchainState } from "./state";
 
 /**
  * The app toolchain: the npm dependencies of an app template (Expo, Metro, React Native Web…),
@@ -119,11 +119,11 @@ function npmFailure(output: string): string {
   const lines = output
     .split("\n")
     .map((line) => line.trim())
-    .filter((line) => line && !/^npm (warn|notice)|A complete log of this run/.test(line));
+    .filter((line) => line && !/^npm (warn|notice|http)|A complete log of this run/.test(line));
   return redactSecrets(lines.slice(-6).join(" | ")).slice(0, 1_500);
 }
 
-function runNpm(args: string[], cwd: string, options: ToolchainOptions): Promise<void> {
+function runNpm(args: string[], cwd: string, options: ToolchainOptions, onLine?: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn("npm", args, {
       cwd,
@@ -131,7 +131,15 @@ function runNpm(args: string[], cwd: string, options: ToolchainOptions): Promise
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
-    const keep = (chunk: Buffer) => (output = (output + chunk.toString("utf8")).slice(-20_000));
+    let partial = "";
+    const keep = (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      output = (output + text).slice(-20_000);
+      if (!onLine) return;
+      const lines = (partial + text).split("\n");
+      partial = lines.pop() ?? "";
+      lines.forEach(onLine);
+    };
     child.stdout.on("data", keep);
     child.stderr.on("data", keep);
     const timer = setTimeout(() => child.kill("SIGKILL"), INSTALL_TIMEOUT_MS);
@@ -153,6 +161,52 @@ function runNpm(args: string[], cwd: string, options: ToolchainOptions): Promise
   });
 }
 
+/**
+ * Follows npm's `--loglevel http` lines: a manifest read (`http fetch GET 200 <registry>/<name>`)
+ * while it resolves the tree, then a tarball fetched or taken from its cache (`….tgz`) per package.
+ */
+export class NpmProgress {
+  private readonly tarballs = new Set<string>();
+  private manifests = 0;
+
+  /** Counts one line of npm's output; anything but its http lines is ignored. */
+  read(line: string): void {
+    const match = /^npm http (?:fetch \w+ \d+|cache) (\S+)/.exec(line.trim());
+    if (!match) return;
+    if (/\.tgz(?:$|\?)/.test(match[1])) this.tarballs.add(match[1].replace(/^.*?@(?=https?:)/, ""));
+    else this.manifests += 1;
+  }
+
+  /** The counts so far; `bytes` is the caller's to measure. */
+  snapshot(bytes: number): ToolchainProgress {
+    return { phase: this.tarballs.size > 0 ? "downloading" : "resolving", manifests: this.manifests, packages: this.tarballs.size, bytes };
+  }
+}
+
+/** Bytes under a directory, counting files only; a missing directory holds none. */
+async function directoryBytes(dir: string): Promise<number> {
+  const entries = await fs.readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
+  let total = 0;
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    total += (await fs.stat(path.join(entry.parentPath, entry.name)).catch(() => null))?.size ?? 0;
+  }
+  return total;
+}
+
+const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+/** One progress line for the terminal. */
+export function describeProgress(progress: ToolchainProgress, seconds: number): string {
+  const counts =
+    progress.phase === "resolving"
+      ? `${progress.manifests} package manifests read`
+      : progress.phase === "downloading"
+        ? `${progress.packages} packages to fetch or unpack from the npm cache, ${megabytes(progress.bytes)} downloaded`
+        : "writing the app's lock file, making the shared files read-only";
+  return `  … ${progress.phase}: ${counts} (${seconds} s)`;
+}
+
 async function countPackages(nodeModules: string): Promise<number> {
   const entries = await fs.readdir(nodeModules).catch(() => [] as string[]);
   let count = 0;
@@ -168,10 +222,56 @@ async function makeFilesReadOnly(root: string): Promise<void> {
   await exec("find", [root, "-type", "f", "-perm", "/222", "-exec", "chmod", "a-w", "{}", "+"], { maxBuffer: 1 << 20 });
 }
 
+/** In the install lock: the progress of the install, for processes waiting on it. */
+const PROGRESS_FILE = "progress.json";
+/** How often a process waiting on another's install looks at it. */
+const LOCK_POLL_MS = 1_000;
+/** A lock directory whose pid was never written is taken over after this long. */
+const UNWRITTEN_LOCK_MS = 30_000;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+async function readJson<T>(file: string): Promise<T | null> {
+  const text = await fs.readFile(file, "utf8").catch(() => null);
+  try {
+    return text === null ? null : (JSON.parse(text) as T);
+  } catch {
+    return null;
+  }
+}
+
+async function writeJsonAtomically(file: string, value: unknown): Promise<void> {
+  const partial = `${file}.${crypto.randomBytes(4).toString("hex")}`;
+  await fs.writeFile(partial, JSON.stringify(value));
+  await fs.rename(partial, file);
+}
+
+/** Takes the install lock: true when this process now holds it; a dead holder's lock (and its staging) is removed first. */
+async function takeLock(lock: string): Promise<boolean> {
+  try {
+    await fs.mkdir(lock);
+    await fs.writeFile(path.join(lock, "pid"), String(process.pid));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const holder = Number(await fs.readFile(path.join(lock, "pid"), "utf8").catch(() => "0"));
+  const age = Date.now() - ((await fs.stat(lock).catch(() => null))?.mtimeMs ?? Date.now());
+  if (holder ? isAlive(holder) : age < UNWRITTEN_LOCK_MS) return false;
+  await fs.rm(lock, { recursive: true, force: true });
+  return takeLock(lock);
+}
+
 /**
- * Prepares and shares app toolchains. Concurrent callers in one process share one install; two
- * processes may both install, and the first to finish wins (each installs into its own
- * directory, renamed into place atomically).
+ * Prepares and shares app toolchains. Concurrent callers in one process share one install;
+ * processes take turns through an install lock, so one machine installs a toolchain once.
  */
 export class AppToolchain {
   private readonly pending = new Map<string, Promise<PreparedToolchain>>();
@@ -273,12 +373,8 @@ export class AppToolchain {
 
   private async prepareOnce(templateRoot: string): Promise<PreparedToolchain> {
     const root = await this.rootFor(templateRoot);
-    if (await exists(path.join(root, READY_MARKER))) {
-      this.current = { state: "ready" };
-      return { root };
-    }
     try {
-      await this.install(await fs.readFile(path.join(templateRoot, "package.json")), root);
+      await this.installUnlessReady(templateRoot, root);
       this.current = { state: "ready" };
       return { root };
     } catch (error) {
@@ -286,6 +382,34 @@ export class AppToolchain {
       this.current = { state: "failed", message };
       log.warn("app toolchain could not be prepared", { error: message });
       throw error instanceof ToolchainError ? error : new ToolchainError(`Preparing the app toolchain failed: ${message}`, { cause: error });
+    }
+  }
+
+  /**
+   * Installs the toolchain under its install lock, a directory beside it holding the installing
+   * process's pid, its progress and its staging directory. While another live process holds the
+   * lock (`npm start` installs in a child while it builds; test runs of several checkouts share a
+   * machine's toolchain) this one follows its progress and waits for it; a holder that died or
+   * failed leaves the lock free, and this process installs.
+   */
+  private async installUnlessReady(templateRoot: string, root: string): Promise<void> {
+    const lock = path.join(this.options.dir, `.install-${path.basename(root)}`);
+    await fs.mkdir(this.options.dir, { recursive: true });
+    for (;;) {
+      if (await exists(path.join(root, READY_MARKER))) return;
+      // Preparing from now on, whoever installs: the page polls only while it says so.
+      if (this.current.state !== "preparing") this.current = { state: "preparing", since: new Date().toISOString(), phase: "resolving", manifests: 0, packages: 0, bytes: 0 };
+      if (await takeLock(lock)) {
+        try {
+          if (!(await exists(path.join(root, READY_MARKER)))) await this.install(await fs.readFile(path.join(templateRoot, "package.json")), root, lock);
+        } finally {
+          await fs.rm(lock, { recursive: true, force: true });
+        }
+        return;
+      }
+      const progress = await readJson<{ since: string } & ToolchainProgress>(path.join(lock, PROGRESS_FILE));
+      if (progress) this.current = { state: "preparing", ...progress };
+      await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
     }
   }
 
@@ -303,23 +427,35 @@ export class AppToolchain {
     await fs.rm(dir, { recursive: true, force: true });
   }
 
-  private async install(manifest: Buffer, root: string): Promise<void> {
+  private async install(manifest: Buffer, root: string, lock: string): Promise<void> {
     const report = this.options.onProgress ?? ((line: string) => log.info(line));
-    const staging = path.join(this.options.dir, `.install-${crypto.randomBytes(6).toString("hex")}`);
+    const staging = path.join(lock, "staging");
     const since = new Date();
-    this.current = { state: "preparing", since: since.toISOString(), packages: 0 };
+    const npm = new NpmProgress();
+    const cache = npmCacheDir(this.options);
+    const cacheBefore = await directoryBytes(cache);
+    let finishing = false;
+    const publish = async (progress: ToolchainProgress) => {
+      this.current = { state: "preparing", since: since.toISOString(), ...progress };
+      await writeJsonAtomically(path.join(lock, PROGRESS_FILE), { since: since.toISOString(), ...progress });
+    };
+    await publish(npm.snapshot(0));
     report(`Preparing the app toolchain (first use): installing the template's dependencies from npm into ${root}…`);
+    let stopped = false;
     const ticker = setInterval(() => {
-      void countPackages(path.join(staging, "node_modules")).then((packages) => {
-        if (this.current.state !== "preparing") return;
-        this.current = { ...this.current, packages };
-        report(`  … ${packages} packages installed so far (${Math.round((Date.now() - since.getTime()) / 1000)} s)`);
+      void directoryBytes(cache).then(async (bytes) => {
+        if (stopped) return;
+        const progress = finishing ? { ...npm.snapshot(bytes - cacheBefore), phase: "finishing" as const } : npm.snapshot(bytes - cacheBefore);
+        report(describeProgress(progress, Math.round((Date.now() - since.getTime()) / 1000)));
+        // The lock (and the file in it) goes once the install ends.
+        await publish(progress).catch(() => undefined);
       });
     }, this.options.progressIntervalMs ?? 5_000);
     try {
       await fs.mkdir(staging, { recursive: true });
       await fs.writeFile(path.join(staging, "package.json"), withBackendPackage(manifest));
-      await runNpm(["install", "--no-audit", "--no-fund", "--prefer-offline"], staging, this.options);
+      await runNpm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "http"], staging, this.options, (line) => npm.read(line));
+      finishing = true;
       await this.writeAppLockfile(manifest, staging);
       await makeFilesReadOnly(path.join(staging, "node_modules"));
       const packages = await countPackages(path.join(staging, "node_modules"));
@@ -330,8 +466,8 @@ export class AppToolchain {
       });
       report(`App toolchain ready: ${packages} packages in ${Math.round((Date.now() - since.getTime()) / 1000)} s.`);
     } finally {
+      stopped = true;
       clearInterval(ticker);
-      await fs.rm(staging, { recursive: true, force: true }).catch(() => undefined);
     }
   }
 }

@@ -227,19 +227,23 @@ describe("the local backend dev server: the real convex dev", () => {
     expect(found.payload.message).toMatch(/\[CONVEX M\(messages:refuse\)\] .*Uncaught Error: refused on purpose/);
   });
 
-  it("reports a TypeScript error in convex/ on the project's SSE stream, naming the file; the push waits for the fix", async () => {
+  it("reports a TypeScript error in convex/ on the project's SSE stream once, naming the file and line; the push waits for the fix", async () => {
     const { reader, close } = await fx.openErrorStream(project);
     await write("convex/count.ts", 'import { query } from "./_generated/server";\n\nexport const count = query({ args: {}, handler: async () => { const total: number = "many"; return total; } });\n');
-    const [found] = (await eventsUntil(reader, (event) => event.payload.message.includes("convex/count.ts"))).slice(-1);
+    // The CLI announces the failed typecheck, then prints tsc's errors seconds later: one notification.
+    const untilDetails = await eventsUntil(reader, (event) => event.payload.message.includes("convex/count.ts"));
+    expect(untilDetails).toHaveLength(1);
+    const [found] = untilDetails;
     expect(found.event).toBe("error-notification");
     expect(found.payload).toMatchObject({ projectId: project.id, source: "backend-dev", type: "build-error" });
-    expect(found.payload.message).toMatch(/convex\/count\.ts:3:\d+ - error TS2322/);
+    expect(found.payload.message).toMatch(/^✖ TypeScript typecheck via `tsc` failed\.\nconvex\/count\.ts:3:\d+ - error TS2322: Type 'string' is not assignable to type 'number'\./);
     await pushStateBecomes("failed");
 
     await sandbox.files.remove(`${APP_DIR}/convex/count.ts`);
-    const [resolved] = (await eventsUntil(reader, (event) => event.payload.type === "resolved")).slice(-1);
+    const untilResolved = await eventsUntil(reader, (event) => event.payload.type === "resolved");
     await close();
-    expect(resolved.payload.message).toMatch(/^✔ .*Convex functions ready!/);
+    expect(untilResolved).toHaveLength(1);
+    expect(untilResolved[0].payload.message).toMatch(/^✔ .*Convex functions ready!/);
     await pushStateBecomes("pushed");
   });
 

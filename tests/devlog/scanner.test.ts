@@ -201,3 +201,74 @@ describe("createLogScanner: multi-line grouping in time", () => {
     expect(messages).toHaveLength(1);
   });
 });
+
+/**
+ * What `npx convex dev` (convex 1.48, CI=1, stderr) printed for a type error in convex/, chunk by
+ * chunk, with the milliseconds since it started: the announcement, then tsc's errors from its
+ * second run (`--pretty true`), 14.6 s later on this 2-core machine at a load average of 20.
+ */
+const TYPECHECK_OUTPUT: [number, string][] = [
+  [13_830, "Saved EXPO_PUBLIC_CONVEX_URL and EXPO_PUBLIC_CONVEX_SITE_URL to .env.local\n▌ Developing against deployment:\n▌ └─ http://127.0.0.1:40621\n"],
+  [13_884, "- Preparing Convex functions...\n\n"],
+  [51_555, "✖ TypeScript typecheck via `tsc` failed.\nTo ignore failing typecheck, use `--typecheck=disable`.\n"],
+  [51_583, "- Collecting TypeScript errors\n\n"],
+  [
+    66_161,
+    "\u001b[96mconvex/count.ts\u001b[0m:\u001b[93m3\u001b[0m:\u001b[93m69\u001b[0m - \u001b[91merror\u001b[0m\u001b[90m TS2322: \u001b[0mType 'string' is not assignable to type 'number'.\n\n" +
+      '\u001b[7m3\u001b[0m export const count = query({ args: {}, handler: async () => { const total: number = "many"; return total; } });\n' +
+      "\u001b[7m \u001b[0m \u001b[91m                                                                    ~~~~~\u001b[0m\n\n\nFound 1 error in convex/count.ts\u001b[90m:3\u001b[0m\n",
+  ],
+];
+const TYPE_ERROR = "convex/count.ts:3:69 - error TS2322: Type 'string' is not assignable to type 'number'.";
+
+describe("createLogScanner: the CLI's failed typecheck", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Plays the recorded output at its pace (scaled by `slower`), then `after` ms more. */
+  function play(scanner: ReturnType<typeof collect>["scanner"], slower = 1, after = 0): void {
+    let now = 0;
+    for (const [at, chunk] of TYPECHECK_OUTPUT) {
+      vi.advanceTimersByTime(at * slower - now);
+      now = at * slower;
+      scanner.write(chunk);
+    }
+    vi.advanceTimersByTime(after);
+  }
+
+  it("is one message, with tsc's file:line and message, however long tsc's second run takes", () => {
+    for (const slower of [0.2, 1, 3]) {
+      const { scanner, messages } = collect();
+      play(scanner, slower, 1_000);
+      expect(messages, `${slower} × the recorded pace`).toEqual([`✖ TypeScript typecheck via \`tsc\` failed.\n${TYPE_ERROR}\n`.trimEnd()]);
+      expect(scanner.stats.groups).toBe(1);
+    }
+  });
+
+  it("sends the announcement alone when no details follow within detailWaitMs, and at once on flush", () => {
+    const { scanner, messages } = collect({ detailWaitMs: 10_000 });
+    scanner.write(TYPECHECK_OUTPUT[2][1]);
+    vi.advanceTimersByTime(10_499);
+    expect(messages).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(messages).toEqual(["✖ TypeScript typecheck via `tsc` failed."]);
+
+    const flushed = collect();
+    flushed.scanner.write(TYPECHECK_OUTPUT[2][1]);
+    flushed.scanner.flush();
+    expect(flushed.messages).toEqual(["✖ TypeScript typecheck via `tsc` failed."]);
+  });
+
+  it("sends a waiting announcement before the success line that resolves it", () => {
+    const events: string[] = [];
+    const scanner = createLogScanner({ onError: (message) => events.push(`error: ${message}`), onResolved: (line) => events.push(`resolved: ${line}`) });
+    scanner.write(TYPECHECK_OUTPUT[2][1]);
+    vi.advanceTimersByTime(1_000);
+    scanner.write("✔ 13:28:03 Convex functions ready! (8.35s)\n");
+    expect(events).toEqual(["error: ✖ TypeScript typecheck via `tsc` failed.", "resolved: ✔ 13:28:03 Convex functions ready! (8.35s)"]);
+  });
+});

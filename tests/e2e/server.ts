@@ -31,6 +31,10 @@ export interface ProductServer {
   signInLink: string;
   /** Everything the server printed so far. */
   output(): string;
+  /** The pid of the process started: `node scripts/start.mjs`, or `npm start` with `viaNpm`. */
+  pid: number;
+  /** Resolves with the started process's exit code (null when a signal ended it) once it exited. */
+  exited: Promise<number | null>;
   /** The exit code of `npm start` once it exited (null when a signal ended it). */
   exitCode(): number | null;
   stop(): Promise<void>;
@@ -61,7 +65,8 @@ async function stopProcessGroup(child: ChildProcess): Promise<void> {
  * port, no product configuration besides `env`. Resolves once the server printed its sign-in link
  * and answers /api/health. A restart passes the previous server's `dataDir` and `port` (kept on stop).
  * Without `initialisedDatabase` (a test file's `inject("pgliteTemplate")`), a fresh DATA_DIR makes
- * the server initialise its embedded database, as a first start on a new machine does.
+ * the server initialise its embedded database, as a first start on a new machine does. With
+ * `viaNpm` the process is `npm start` itself, as a user or a process manager runs it.
  */
 export async function startProductServer(options: {
   env?: Record<string, string>;
@@ -69,6 +74,7 @@ export async function startProductServer(options: {
   dataDir?: string;
   port?: number;
   initialisedDatabase?: string;
+  viaNpm?: boolean;
 }): Promise<ProductServer> {
   const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -80,7 +86,8 @@ export async function startProductServer(options: {
   Object.assign(env, { PORT: String(port), PUBLIC_BASE_URL: baseUrl, DATA_DIR: dataDir, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, options.env);
 
   // Its own process group, so stopping reaches the server too; sandbox commands die with it.
-  const child = spawn(process.execPath, [path.join(ROOT, "scripts", "start.mjs")], {
+  const [command, args] = options.viaNpm ? ["npm", ["start"]] : [process.execPath, [path.join(ROOT, "scripts", "start.mjs")]];
+  const child = spawn(command, args, {
     cwd: ROOT,
     // Next's types require NODE_ENV in ProcessEnv; it is set above.
     env: env as NodeJS.ProcessEnv,
@@ -88,6 +95,7 @@ export async function startProductServer(options: {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const signInLink = new Promise<string>((resolve, reject) => {
     const collect = (chunk: Buffer) => {
       output += chunk.toString("utf8");
@@ -105,6 +113,8 @@ export async function startProductServer(options: {
     baseUrl,
     dataDir,
     signInLink: "",
+    pid: child.pid!,
+    exited,
     output: () => output,
     exitCode: () => child.exitCode,
     async stop() {
