@@ -2,7 +2,7 @@ import { log } from "@/lib/log";
 import type { SqlExecutor } from "@/lib/store";
 import { EmulatorError } from "./http";
 import { listenOnLoopback, type LoopbackServer, type UpgradeHandler } from "./node-http";
-import { listDeploymentsWithPort, setDeploymentPort, type EmulatorDeployment } from "./store";
+import { listDeploymentsWithPort, nextPortCursor, setDeploymentPort, type EmulatorDeployment } from "./store";
 
 /** What answers the requests of one deployment's listener. */
 export interface DeploymentService {
@@ -65,9 +65,15 @@ export class DeploymentListeners {
     const service = this.serve(deployment.name);
     const listen = (port: number) => listenOnLoopback(port, (request) => service.handle(request), service.upgrade);
     if (deployment.port !== null) return listen(deployment.port);
-    // The first listener: the lowest port of the range no deployment holds and no process listens on.
+    // The first listener: the next port of the range after the last one handed out (a stored cursor)
+    // that no deployment holds and no process listens on. Moving on, rather than taking the lowest
+    // free port, keeps a deleted deployment's URL (still in an old .env.local or bundle) from
+    // reaching the next deployment until the range wraps.
     const held = new Set((await listDeploymentsWithPort(db)).map((other) => other.port));
-    for (let port = this.ports.first; port <= this.ports.last; port++) {
+    const size = this.ports.last - this.ports.first + 1;
+    const start = (await nextPortCursor(db)) % size;
+    for (let step = 0; step < size; step++) {
+      const port = this.ports.first + ((start + step) % size);
       if (held.has(port)) continue;
       const server = await listen(port).catch((error: NodeJS.ErrnoException) => {
         if (error.code === "EADDRINUSE") return null;

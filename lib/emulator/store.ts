@@ -210,6 +210,12 @@ export async function listDeploymentsWithPort(db: SqlExecutor): Promise<Emulator
   return rows.map(toDeployment);
 }
 
+/** Where the next port search starts, counting from 0: one more on every call (a sequence, never handed out twice). */
+export async function nextPortCursor(db: SqlExecutor): Promise<number> {
+  const { rows } = await db.query<{ cursor: string }>("select nextval('emulator_port_cursor') - 1 as cursor");
+  return Number(rows[0].cursor);
+}
+
 /** Records the port of a deployment's first listener; false when another deployment holds it. */
 export async function setDeploymentPort(db: SqlExecutor, name: string, port: number): Promise<boolean> {
   const { rowCount } = await db.query("update emulator_deployments set port = $2 where name = $1 and port is null and not exists (select 1 from emulator_deployments where port = $2)", [name, port]);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "v
 import WebSocket from "ws";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { provisionManagedProject, setEnvVariables, type ProvisionedBackendProject } from "@/lib/backend";
-import { MAX_ARGS_BYTES } from "@/lib/emulator/functions-api";
+import { API_BODY_LIMIT_BYTES } from "@/lib/emulator/http";
 import { findPush, listDocuments, listPushModules } from "@/lib/emulator/store";
 import { getStore } from "@/lib/store";
 import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
@@ -423,8 +423,9 @@ describe("convex dev pushes to the emulated deployment", () => {
     const logs = await convexLogs(/\[CONVEX M\(messages:clear\)\] \[LOG\] 'clearing' \{ table: 'messages' \}/);
     expect(logs).toMatch(/\[CONVEX M\(messages:refuse\)\] .*closed/);
 
-    const oversized = "x".repeat(MAX_ARGS_BYTES);
-    await expect(client.mutation(anyApi.messages.send, { author: "big", body: oversized })).rejects.toThrow(/Arguments for messages:send are too large \(\d+ bytes; the limit is 16777216 bytes\)/);
+    // A deployment refuses a public API body over Convex's request limit before any function runs.
+    const oversized = "x".repeat(API_BODY_LIMIT_BYTES);
+    await expect(client.mutation(anyApi.messages.send, { author: "big", body: oversized })).rejects.toThrow(`The request body is larger than ${API_BODY_LIMIT_BYTES} bytes.`);
   });
 
   it("a sync client of an unknown protocol version gets a FatalError and the socket closes", { timeout: 60_000 }, async () => {
