@@ -10,11 +10,11 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
 import { CHROMIUM_ARGS } from "@/lib/screenshots/browser";
+import { freePort } from "../tests/e2e/server";
 
 const argument = (name: string) => {
   const at = process.argv.indexOf(name);
@@ -25,14 +25,6 @@ const only = argument("--only");
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "bench-first-start-"));
 const npmCache = path.join(work, "npm-cache");
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Runs a command to its end; its output goes to `log`. */
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, log: string): Promise<void> {

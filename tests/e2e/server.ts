@@ -42,7 +42,8 @@ export interface ProductServer {
   kill(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port free at the moment of asking. */
+export async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as net.AddressInfo;
