@@ -24,6 +24,25 @@ const server = http.createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 120
   if (globalThis[FAST_PATH_KEY]?.(request, response)) return;
   void handle(request, response);
 });
+// What Node answers itself, before any route runs, in the product's JSON error shape (Node's own
+// answers have no body): headers over the limit, a request incomplete at requestTimeout, a request
+// it cannot parse.
+const CLIENT_ERRORS = {
+  HPE_HEADER_OVERFLOW: [431, "headers_too_large", "The request headers are larger than 16 KiB."],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "request_timeout", "The request did not arrive in full within 120 s."],
+};
+server.on("clientError", (error, socket) => {
+  const response = socket._httpMessage;
+  if (error.code !== "ECONNRESET" && socket.writable && !response?.headersSent) {
+    const [status, code, message] = CLIENT_ERRORS[error.code] ?? [400, "bad_request", "The request could not be parsed as HTTP."];
+    const body = JSON.stringify({ error: { code, message } });
+    // Written, then the socket destroyed, as Node does with its own answers: written bytes still leave.
+    socket.write(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+});
 server.on("upgrade", app.getUpgradeHandler());
 globalThis[HTTP_SERVER_KEY] = server;
 server.listen(port, () => console.log(`  Ready on port ${port}`));

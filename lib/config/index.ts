@@ -100,6 +100,12 @@ const envSchema = z.object({
   /** At SIGTERM/SIGINT, how long in-flight requests may run before their connections are closed. */
   SHUTDOWN_DRAIN_MS: integer(10_000, 0),
 
+  // Request bodies (lib/http/body.ts)
+  /** A request body that sends nothing for this long is given up with 408. */
+  BODY_IDLE_TIMEOUT_MS: integer(30_000, 1),
+  /** A request body still arriving after this long (however slowly it trickles) is given up with 408. */
+  BODY_TOTAL_TIMEOUT_MS: integer(60_000, 1),
+
   // Blob storage
   BLOB_DRIVER: z.enum(["fs", "vercel", "s3"]).default("fs"),
   BLOB_READ_WRITE_TOKEN: optionalString,

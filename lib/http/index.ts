@@ -4,7 +4,7 @@ import { log } from "@/lib/log";
 import { JSON_BODY_LIMIT_BYTES, readTextWithin } from "./body";
 
 export { isCrossSiteNavigation, reenterResponse } from "./reenter";
-export { BodyTimeoutError, JSON_BODY_LIMIT_BYTES, PayloadTooLargeError, readBodyWithin, readTextWithin } from "./body";
+export { BodyIncompleteError, BodyTimeoutError, JSON_BODY_LIMIT_BYTES, PayloadTooLargeError, readBodyWithin, readTextWithin } from "./body";
 export { methodNotAllowed, notFoundResponse, type HttpMethod } from "./methods";
 export { type FastPath, FAST_PATH_KEY, installFastPaths, requestHeadOf, writeResponse } from "./node";
 
