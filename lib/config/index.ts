@@ -143,6 +143,8 @@ const envSchema = z.object({
   /** Default: postgres when DATABASE_URL is set (every instance shares it), else memory. */
   REALTIME_DRIVER: optionalString.pipe(z.enum(["memory", "postgres", "redis", "pusher"]).optional()),
   REDIS_URL: optionalString.transform((value) => value ?? "redis://127.0.0.1:6379"),
+  /** How often an open SSE stream sends a heartbeat comment, also while the realtime bus is away. */
+  SSE_HEARTBEAT_MS: integer(15_000, 100),
   PUSHER_APP_ID: optionalString,
   PUSHER_KEY: optionalString,
   PUSHER_SECRET: optionalString,

@@ -1,4 +1,4 @@
-/** Proxies drop idle connections after 30–60 s; a comment line every 15 s keeps them open. */
+/** Proxies drop idle connections after 30–60 s; a comment line every 15 s keeps them open (config SSE_HEARTBEAT_MS). */
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 
 /** A client this far behind is disconnected; it reconnects and resumes with `Last-Event-ID`. */
@@ -41,18 +41,22 @@ function formatEvent(event: SseEvent): string {
   return `id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`;
 }
 
+/** Ids of the events a stream sent last, remembered so a replay after an interruption sends none twice. */
+const REMEMBERED_SENT_IDS = 1000;
+
 /**
  * A `text/event-stream` response: the source's stored events after `lastEventId`, then its live
  * ones, with heartbeats. Live events are subscribed to before the replay is read, and held back
- * until it is sent, so none falls between the two and none is sent twice. The stream ends when
- * the client disconnects, cancels the body, falls too far behind, or the source reports missed
- * live events.
+ * until it is sent, so none falls between the two and none is sent twice. When the source reports
+ * missed live events (its bus was away), the stream replays the stored history again the same way,
+ * sending what it had not sent; heartbeats go on meanwhile. The stream ends when the client
+ * disconnects, cancels the body, or falls too far behind.
  */
 export function createSseResponse(options: SseResponseOptions): Response {
   let stop: () => void = () => {};
 
   const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
+    start(controller) {
       let open = true;
       // Filled as resources are acquired, so stopping early releases exactly what exists.
       const cleanups: (() => void)[] = [];
@@ -72,36 +76,48 @@ export function createSseResponse(options: SseResponseOptions): Response {
         controller.enqueue(encoder.encode(text));
         if ((controller.desiredSize ?? 0) < -MAX_QUEUED_CHUNKS) end();
       }
+      const sentIds = new Set<string>();
+      function sendEvent(event: SseEvent): void {
+        if (sentIds.has(event.id)) return;
+        sentIds.add(event.id);
+        if (sentIds.size > REMEMBERED_SENT_IDS) sentIds.delete(sentIds.values().next().value!);
+        send(formatEvent(event));
+      }
 
       send("retry: 3000\n: connected\n\n");
+      // Live events wait here while a replay is read, then follow it.
       let heldBack: SseEvent[] | null = [];
-      cleanups.push(options.source.subscribe((event) => (heldBack ? heldBack.push(event) : send(formatEvent(event)))));
-      // After missed live events the stream ends: the client reconnects with Last-Event-ID and
-      // the replay brings what it missed.
-      const stopWatching = options.source.onInterrupted?.(end);
-      if (stopWatching) cleanups.push(stopWatching);
+      cleanups.push(options.source.subscribe((event) => (heldBack ? heldBack.push(event) : sendEvent(event))));
       if (options.signal.aborted) return end();
       options.signal.addEventListener("abort", end);
       cleanups.push(() => options.signal.removeEventListener("abort", end));
       const heartbeat = setInterval(() => send(": heartbeat\n\n"), options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
       cleanups.push(() => clearInterval(heartbeat));
 
-      let replayed: SseEvent[];
-      try {
-        replayed = await options.source.replay(options.lastEventId ?? null);
-      } catch (error) {
-        stop();
-        controller.error(error);
-        return;
+      // Always from the client's `Last-Event-ID`: events may have come back from the bus out of
+      // order around an outage, and the ids already sent are skipped.
+      async function replay(): Promise<void> {
+        heldBack ??= [];
+        let replayed: SseEvent[];
+        try {
+          replayed = await options.source.replay(options.lastEventId ?? null);
+        } catch (error) {
+          if (!open) return;
+          stop();
+          controller.error(error);
+          return;
+        }
+        for (const event of replayed) sendEvent(event);
+        const live = heldBack;
+        heldBack = null;
+        for (const event of live) sendEvent(event);
       }
-      const sent = new Set<string>();
-      for (const event of replayed) {
-        sent.add(event.id);
-        send(formatEvent(event));
-      }
-      const live = heldBack;
-      heldBack = null;
-      for (const event of live) if (!sent.has(event.id)) send(formatEvent(event));
+      // One replay at a time: a second interruption during a replay replays again after it.
+      let replaying = replay();
+      const stopWatching = options.source.onInterrupted?.(() => {
+        replaying = replaying.then(() => (open ? replay() : undefined));
+      });
+      if (stopWatching) cleanups.push(stopWatching);
     },
     cancel() {
       stop();

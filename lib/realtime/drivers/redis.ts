@@ -15,12 +15,16 @@ export interface RedisRealtimeOptions {
 /**
  * Fan-out over Redis pub/sub (node-redis): one connection publishes, one subscribes (a
  * subscribed connection can run nothing else). node-redis reconnects both and subscribes again
- * by itself; events published while the subscriber is away are lost, as with any pub/sub.
+ * by itself; events published while the subscriber is away are lost, as with any pub/sub, and
+ * `onResumed` tells the SSE streams to replay them from the stored history.
  */
 const driver: RealtimeDriverFactory<RedisRealtimeOptions, FanOutRealtime> = (options) => {
   const channel = options.redisChannel ?? "realtime-events";
-  const publisher = createClient({ url: options.url, name: options.clientName ?? "realtime" });
-  const subscriber = publisher.duplicate();
+  // Without the offline queue a publish while Redis is away fails at once instead of waiting for
+  // the connection to come back: the publisher goes on, and subscribers get the event from the
+  // stored history when their stream replays it after the outage.
+  const publisher = createClient({ url: options.url, name: options.clientName ?? "realtime", disableOfflineQueue: true });
+  const subscriber = publisher.duplicate({ disableOfflineQueue: false });
   // Without a listener an "error" event would crash the process; node-redis reconnects by itself.
   publisher.on("error", (error) => log.warn("redis realtime connection failed", { role: "publisher", error }));
   subscriber.on("error", (error) => log.warn("redis realtime connection failed", { role: "subscriber", error }));
@@ -46,6 +50,10 @@ const driver: RealtimeDriverFactory<RedisRealtimeOptions, FanOutRealtime> = (opt
       let subscribed = false;
       // node-redis subscribes again by itself on every reconnection, before "ready".
       subscriber.on("ready", () => subscribed && onResumed());
+      // Events this instance published while its publisher was away are only stored: they are
+      // replayed when it is back, whether or not the subscriber was away too.
+      let published = false;
+      publisher.on("ready", () => (published ? onResumed() : (published = true)));
       return {
         ready: subscriberConnected.then(() => subscriber.subscribe(channel, (text) => onText(text))).then(() => void (subscribed = true)),
         async close() {

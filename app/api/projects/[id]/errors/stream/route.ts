@@ -1,4 +1,5 @@
 import { requireProjectOwner } from "@/lib/auth";
+import { getConfig } from "@/lib/config";
 import { methodNotAllowed, route } from "@/lib/http";
 import { errorNotificationSource } from "@/lib/realtime/error-notifications";
 import { createSseResponse } from "@/lib/realtime/sse";
@@ -18,6 +19,7 @@ export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { 
     source: errorNotificationSource(await getStore(), project.id),
     signal: AbortSignal.any([request.signal, shutdownSignal()]),
     lastEventId: request.headers.get("last-event-id"),
+    heartbeatMs: getConfig().SSE_HEARTBEAT_MS,
   });
 });
 
