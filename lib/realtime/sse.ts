@@ -115,6 +115,8 @@ export function createSseResponse(options: SseResponseOptions): Response {
       // One replay at a time: a second interruption during a replay replays again after it.
       let replaying = replay();
       const stopWatching = options.source.onInterrupted?.(() => {
+        // Held back from now on: a live event must not overtake the missed ones the replay brings.
+        heldBack ??= [];
         replaying = replaying.then(() => (open ? replay() : undefined));
       });
       if (stopWatching) cleanups.push(stopWatching);

@@ -114,15 +114,25 @@ describe("createSseResponse", () => {
     expect(eventsOf(frames).length).toBeLessThan(1100);
   });
 
-  it("ends the stream when the source reports missed live events, so the client resumes from the history", async () => {
-    const { source, listeners, publish } = memorySource();
+  it("replays the history when the source reports missed live events: sends what it had not sent, once, and goes on", async () => {
+    const stored: SseEvent[] = [];
+    const { source, listeners, publish } = memorySource(stored);
     let interrupt: () => void = () => {};
     const interrupted: SseSource = { ...source, onInterrupted: (callback) => ((interrupt = callback), () => (interrupt = () => {})) };
-    const { reader } = open(interrupted);
+    const { abort, reader } = open(interrupted);
     await reader.next();
+    stored.push(event(1));
     publish(event(1));
-    expect(eventsOf([(await reader.next())!])).toEqual([{ event: "error-notification", payload: { n: 1 } }]);
+    expect((await reader.next())?.id).toBe("1");
+    // Stored while the bus was away, so never delivered live.
+    stored.push(event(2), event(3));
     interrupt();
+    stored.push(event(4));
+    publish(event(4));
+    expect([await reader.next(), await reader.next(), await reader.next()].map((frame) => frame?.id)).toEqual(["2", "3", "4"]);
+    publish(event(5));
+    expect((await reader.next())?.id).toBe("5");
+    abort.abort();
     expect(await reader.rest()).toEqual([]);
     expect(listeners.size).toBe(0);
   });
