@@ -3,13 +3,15 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { GET as errorStreamRoute } from "@/app/api/projects/[id]/errors/stream/route";
+import { GET as statusRoute } from "@/app/api/backend/status/route";
 import { startBackendDevServerLeaseCheck } from "@/lib/cloud/backend-dev-server-leases";
 import { getConfig, reloadConfig } from "@/lib/config";
+import { APP_DEV_SERVER_ROLE, ensureAppDevServer, stopAppDevServer } from "@/lib/dev-servers";
 import { MISSED_HEARTBEATS } from "@/lib/instance";
 import { getRealtime } from "@/lib/realtime";
-import { getSandboxProvider } from "@/lib/sandbox";
+import { APP_DIR, findProcessesByRole, getSandboxProvider } from "@/lib/sandbox";
 import { isProcessAlive } from "@/lib/sandbox/drivers/local-os-processes";
-import { resetProcessSingletons } from "@/lib/singletons";
+import { resetProcessSingleton, resetProcessSingletons } from "@/lib/singletons";
 import { getStore, type Sql } from "@/lib/store";
 import { getDevServerLease } from "@/lib/store/dev-server-leases";
 import type { Project } from "@/lib/store/projects";
@@ -43,6 +45,7 @@ describeWithPostgres("backend dev server ownership across two instances on one P
   let db: Sql;
   let owner: Awaited<ReturnType<typeof createTestUser>>;
   let project: Project;
+  let sandboxId: string;
   let control: ReturnType<typeof createDevServerControl>;
   let stream: { reader: SseReader; abort: AbortController };
   const instances: ServiceInstance[] = [];
@@ -75,7 +78,8 @@ describeWithPostgres("backend dev server ownership across two instances on one P
     owner = await createTestUser(db, "Owner");
     // A sandbox, but no preview: no instance's start resumes this project's dev servers.
     const sandbox = await getSandboxProvider().create();
-    project = await insertConnectedProject(db, owner.user.id, sandbox.sandboxId);
+    sandboxId = sandbox.sandboxId;
+    project = await insertConnectedProject(db, owner.user.id, sandboxId);
     startBackendDevServerLeaseCheck(db);
 
     // B's dashboard stream of the project's errors.
@@ -108,6 +112,38 @@ describeWithPostgres("backend dev server ownership across two instances on one P
     control.triggerError(text);
     const frames = await notificationOnB(text);
     expect(JSON.parse(frames.at(-1)!.data!)).toMatchObject({ type: "backend-error", message: expect.stringContaining(text) });
+  });
+
+  it("B, a second server process on the sandbox, answers a status request and a preview without stopping or doubling A's dev servers", { timeout: 120_000 }, async () => {
+    const [a] = instances;
+    // The app directory the app dev server runs in (the sandbox was made without a template).
+    await (await getSandboxProvider().connect(sandboxId)).files.write(`${APP_DIR}/package.json`, "{}");
+    const started = await fetch(`${a.baseUrl}/test/app-dev-server?sandboxId=${sandboxId}`, { method: "POST" });
+    expect(started.status, a.output()).toBe(200);
+    const { previewUrl } = (await started.json()) as { previewUrl: string };
+    expect((await fetch(previewUrl)).status).toBe(200);
+    const backendDev = (await lease())!;
+    expect(backendDev).toMatchObject({ ownerInstanceId: INSTANCE_A, held: true });
+
+    // B's first touch of the sandboxes, as in a server process that never attached them.
+    await resetProcessSingleton("sandboxProvider");
+    const status = await statusRoute(new Request(`http://localhost/api/backend/status?projectId=${project.id}`, { headers: owner.headers }), undefined);
+    expect(status.status).toBe(200);
+    const sandbox = await getSandboxProvider().connect(sandboxId);
+    // A's app dev server counts as running on B: B answers its preview and starts none of its own.
+    expect(await ensureAppDevServer(sandbox)).toBe(previewUrl);
+    const appDev = await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE);
+    expect(appDev).toHaveLength(1);
+    // Nor can B stop what A owns.
+    expect(await stopAppDevServer(sandbox)).toBe(false);
+
+    expect(await isProcessAlive(appDev[0].pid)).toBe(true);
+    expect(await isProcessAlive(backendDev.pid!)).toBe(true);
+    expect((await fetch(previewUrl)).status).toBe(200);
+    expect(await lease()).toMatchObject({ ownerInstanceId: INSTANCE_A, held: true, pid: backendDev.pid });
+    const text = `Error: still scanned on A ${crypto.randomUUID()}`;
+    control.triggerError(text);
+    await notificationOnB(text);
   });
 
   it("kill -9 A: B re-attaches the dev server (local sandbox: restarts it) and scans its output", { timeout: 120_000 }, async () => {

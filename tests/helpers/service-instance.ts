@@ -3,7 +3,9 @@
  * Next.js: lib/startup's startServer (store, instance heartbeat, dev-server lease check, the
  * SIGTERM/SIGINT graceful shutdown) and a loopback HTTP listener, published where server.mjs
  * publishes it, serving a few route handlers. Besides them, `GET /test/held?release=<file>` writes
- * `<file>.held` and answers only once `<file>` exists, so a test holds a request in flight.
+ * `<file>.held` and answers only once `<file>` exists, so a test holds a request in flight, and
+ * `POST /test/app-dev-server?sandboxId=<id>` starts a sandbox's app dev server unless it runs
+ * (what a preview or a job does), answering `{ previewUrl }`.
  * Prints `READY <base url>` once it serves.
  */
 import fs from "node:fs";
@@ -13,14 +15,23 @@ import { setTimeout as delay } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { POST as devStartRoute } from "@/app/api/backend/dev/start/route";
 import { GET as statusRoute } from "@/app/api/backend/status/route";
+import { ensureAppDevServer } from "@/lib/dev-servers";
+import { route } from "@/lib/http";
+import { getSandboxProvider } from "@/lib/sandbox";
 import { HTTP_SERVER_KEY } from "@/lib/shutdown";
 import { startServer } from "@/lib/startup";
 
 type Handler = (request: Request) => Promise<Response>;
 
+const appDevServerRoute = route(async (request) => {
+  const sandbox = await getSandboxProvider().connect(new URL(request.url).searchParams.get("sandboxId")!);
+  return Response.json({ previewUrl: await ensureAppDevServer(sandbox) });
+});
+
 const routes: Record<string, Handler> = {
   "POST /api/backend/dev/start": (request) => devStartRoute(request, undefined),
   "GET /api/backend/status": (request) => statusRoute(request, undefined),
+  "POST /test/app-dev-server": (request) => appDevServerRoute(request, undefined),
   "GET /test/held": async (request) => {
     const release = new URL(request.url).searchParams.get("release")!;
     fs.writeFileSync(`${release}.held`, "");

@@ -12,6 +12,7 @@ const HAS_PROC = existsSync("/proc/self/stat");
 
 interface ProcStat {
   pid: number;
+  ppid: number;
   pgid: number;
   zombie: boolean;
 }
@@ -21,7 +22,7 @@ async function readStat(pid: number): Promise<ProcStat | null> {
   if (!text) return null;
   // "pid (comm) state ppid pgrp ...": comm may itself contain spaces and parentheses.
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return { pid, pgid: Number(fields[2]), zombie: fields[0] === "Z" || fields[0] === "X" };
+  return { pid, ppid: Number(fields[1]), pgid: Number(fields[2]), zombie: fields[0] === "Z" || fields[0] === "X" };
 }
 
 async function listProcStats(): Promise<ProcStat[]> {
@@ -60,20 +61,38 @@ export const killProcessGroup = (pgid: number): void => sendKill(-pgid);
 /** Sends SIGKILL to one process; a process that is already gone is not an error. */
 export const killProcess = (pid: number): void => sendKill(pid);
 
+/** A live process and its environment. */
+export interface MarkedProcess {
+  pid: number;
+  /** Its parent's pid. */
+  ppid: number;
+  /** Its command line, arguments joined by spaces. */
+  cmdline: string;
+  env: Record<string, string>;
+}
+
 /**
  * Live processes whose environment contains `marker` (`NAME=value`), other than this one.
- * Finds what escaped the process groups (`setsid`) and what a previous server process started.
+ * Finds what escaped the process groups (`setsid`) and what another server process started.
  * Always empty without /proc.
  */
-export async function findProcessesByEnv(marker: string): Promise<number[]> {
+export async function findProcessesWithEnv(marker: string): Promise<MarkedProcess[]> {
   if (!HAS_PROC) return [];
-  const found: number[] = [];
-  for (const { pid } of await listProcStats()) {
+  const found: MarkedProcess[] = [];
+  for (const { pid, ppid } of await listProcStats()) {
     if (pid === process.pid) continue;
-    const environ = await fs.readFile(`/proc/${pid}/environ`, "utf8").catch(() => "");
-    if (environ.split("\0").includes(marker)) found.push(pid);
+    const entries = (await fs.readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")).split("\0");
+    if (!entries.includes(marker)) continue;
+    const env = Object.fromEntries(entries.filter((entry) => entry.includes("=")).map((entry) => [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)]));
+    const cmdline = (await fs.readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0").filter(Boolean).join(" ");
+    found.push({ pid, ppid, cmdline, env });
   }
   return found;
+}
+
+/** The pids of {@link findProcessesWithEnv}. */
+export async function findProcessesByEnv(marker: string): Promise<number[]> {
+  return (await findProcessesWithEnv(marker)).map((found) => found.pid);
 }
 
 /** Live pids among `pids`, plus `groups` that still have a live member. */

@@ -8,7 +8,7 @@ import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
 import { InvalidArgumentError, SandboxNotFoundError } from "../errors";
 import { APP_DIR, type CreateSandboxOptions, type Sandbox, type SandboxProvider } from "../port";
 import { getCommandHost, removeTree } from "./local-command-host";
-import { LocalCommands } from "./local-commands";
+import { LocalCommands, newCommandOwner } from "./local-commands";
 import { LocalFiles } from "./local-files";
 import { SandboxPaths } from "./local-paths";
 
@@ -132,11 +132,12 @@ class LocalSandbox implements Sandbox {
     readonly sandboxId: string,
     private readonly roots: SandboxRoots,
     private readonly options: LocalSandboxOptions,
+    owner: string,
   ) {
     this.dir = path.join(roots.real, sandboxId);
     this.paths = new SandboxPaths(path.join(this.dir, HOME_DIR), path.join(roots.command, sandboxId, HOME_DIR));
     this.files = new LocalFiles(this.paths);
-    this.commands = new LocalCommands(sandboxId, this.paths, options.commandEnv);
+    this.commands = new LocalCommands(sandboxId, this.paths, owner, options.commandEnv);
   }
 
   getHost(port: number): string {
@@ -175,6 +176,7 @@ class LocalSandbox implements Sandbox {
 export function createLocalSandboxProvider(options: LocalSandboxOptions): SandboxProvider {
   // Started now, before the server grows: commands are spawned by it, never by this process.
   getCommandHost();
+  const owner = newCommandOwner();
   const attached = new Map<string, Promise<LocalSandbox>>();
   let roots: Promise<SandboxRoots> | undefined;
   const getRoots = () =>
@@ -194,10 +196,11 @@ export function createLocalSandboxProvider(options: LocalSandboxOptions): Sandbo
   const attach = async (sandboxId: string): Promise<LocalSandbox> => {
     const dir = await sandboxDir(sandboxId);
     if (!(await fs.stat(path.join(dir, METADATA_FILE)).catch(() => null))) throw new SandboxNotFoundError(sandboxId);
-    const sandbox = new LocalSandbox(sandboxId, await getRoots(), options);
-    // First attach in this server process: whatever still runs was started by an earlier one
-    // and can be neither listed nor stopped, so it goes (as after a sandbox reboot).
-    await sandbox.commands.killAll();
+    const sandbox = new LocalSandbox(sandboxId, await getRoots(), options, owner);
+    // First attach in this server process: what an earlier (or killed) server process left
+    // running can be neither listed nor stopped, so it goes (as after a sandbox reboot); what
+    // another live instance runs here is its own, and stays.
+    await sandbox.commands.killOrphans();
     return sandbox;
   };
 
@@ -226,7 +229,7 @@ export function createLocalSandboxProvider(options: LocalSandboxOptions): Sandbo
   const create = async ({ template }: CreateSandboxOptions = {}): Promise<Sandbox> => {
     const sandboxId = `local-${crypto.randomBytes(10).toString("hex")}`;
     await fs.mkdir(path.join(await sandboxDir(sandboxId), HOME_DIR), { recursive: true });
-    const sandbox = new LocalSandbox(sandboxId, await getRoots(), options);
+    const sandbox = new LocalSandbox(sandboxId, await getRoots(), options, owner);
     await sandbox.writeMetadata({ sandboxId, createdAt: new Date().toISOString(), ports: {} });
     attached.set(sandboxId, Promise.resolve(sandbox));
     if (template) {
