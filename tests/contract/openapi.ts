@@ -57,6 +57,7 @@ export const OUTSIDE_DOCUMENTS: { api: Api; pattern: RegExp; why: string }[] = [
   { api: "deployment", pattern: /^\/(?!api\/)/, why: "the HTTP actions of the pushed `convex/http.ts` (the deployment's site URL)" },
   { api: "deployment", pattern: /^\/api\/(?:get_config_hashes|deploy2\/report_push_completed)$/, why: "the CLI's push steps that no schema of the CLI describes" },
   { api: "deployment", pattern: /^\/api\/stream_function_logs$/, why: "the CLI's function log stream (`npx convex dev`, `convex logs`)" },
+  { api: "deployment", pattern: /^\/api\/storage\/[^/]+$/, why: "file storage: upload URLs of `ctx.storage.generateUploadUrl()` and file URLs of `getUrl`" },
 ];
 
 const pointer = (token: string) => encodeURIComponent(token.replace(/~/g, "~0").replace(/\//g, "~1"));

@@ -1,3 +1,4 @@
+import http from "node:http";
 import { createEmulator, type Emulator, type EmulatorOptions } from "@/lib/emulator";
 import { contractRecorder } from "../contract/openapi";
 
@@ -50,4 +51,19 @@ export function emulatorClient(options: EmulatorOptions = {}) {
   }
 
   return { emulator, identity, call, json, form, teamBearer, teamId, provision, close, contract };
+}
+
+/** A fetch that opens a new connection for each request (no keep-alive pool). */
+export async function fetchOnNewConnection(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const body = typeof init?.body === "string" ? init.body : undefined;
+  return new Promise((resolve, reject) => {
+    const request = http.request(String(input), { method: init?.method ?? "GET", headers: Object.fromEntries(new Headers(init?.headers)), agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: response.statusCode, headers: response.headers as Record<string, string> })));
+      response.on("error", reject);
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
 }
