@@ -34,7 +34,7 @@ import {
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { encryptPlaintextEnvVars, findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { ANALYSE_TIMEOUT_MS } from "./modules";
-import { allowCors, runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, streamFunctionLogs, verifiedIdentity } from "./functions-api";
+import { allowCors, runAction, runAnyFunction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, streamFunctionLogs, verifiedIdentity } from "./functions-api";
 import { PUSH_MODULES_DIR, evaluatePush, evaluateSchema, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { DeploymentFiles, allowUploadCors, serveFile, uploadFile } from "./storage";
@@ -130,12 +130,13 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "POST", pattern: /^\/api\/mutation$/, handler: runMutation },
   { method: "POST", pattern: /^\/api\/action$/, handler: runAction },
   { method: "POST", pattern: /^\/api\/run\/.+$/, handler: runByUrl },
+  { method: "POST", pattern: /^\/api\/function$/, handler: runAnyFunction },
   { method: "GET", pattern: /^\/api\/stream_function_logs$/, handler: streamFunctionLogs },
   { method: "POST", pattern: /^\/api\/storage\/upload$/, handler: uploadFile },
   { method: "OPTIONS", pattern: /^\/api\/storage\/upload$/, handler: allowUploadCors },
   { method: "GET", pattern: /^\/api\/storage\/(?!upload$)[^/]+$/, handler: serveFile },
   { method: "HEAD", pattern: /^\/api\/storage\/(?!upload$)[^/]+$/, handler: serveFile },
-  { method: "OPTIONS", pattern: /^\/api\/(?:query|mutation|action|run\/.+)$/, handler: allowCors },
+  { method: "OPTIONS", pattern: /^\/api\/(?:query|mutation|action|function|run\/.+)$/, handler: allowCors },
   { method: "POST", pattern: /^\/api\/get_config_hashes$/, handler: getConfigHashes },
   { method: "POST", pattern: /^\/api\/deploy2\/start_push$/, handler: startPush },
   { method: "POST", pattern: /^\/api\/deploy2\/evaluate_push$/, handler: evaluatePush },

@@ -461,6 +461,9 @@ export async function listPushModules(db: SqlExecutor, pushId: string): Promise<
   return rows.map((row) => ({ path: row.path, environment: row.environment, source: row.source, sourceMap: row.source_map ?? undefined, sha256: row.sha256 }));
 }
 
+/** The table of a stored document's id: convex-test's ids are a decimal counter, then the table's name. */
+export const tableOfDocumentId = (id: string) => id.replace(/^\d+/, "");
+
 /** A document write of a deployment's functions: the new value (convex JSON), or null when deleted. */
 export type DocumentWrite = [id: string, value: unknown];
 

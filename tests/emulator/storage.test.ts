@@ -1,9 +1,5 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
 import { ConvexHttpClient } from "convex/browser";
 import { anyApi } from "convex/server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -16,9 +12,8 @@ import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixtur
 import { pngImage } from "../bundles/build-fixture";
 import { launchBrowser, recordPageErrors } from "../e2e/browser";
 import { pngSize } from "../helpers/png";
-import { fetchOnNewConnection } from "./helpers";
+import { convexAppDir, fetchOnNewConnection, runConvexCli } from "./helpers";
 
-const CONVEX_BIN = path.resolve("node_modules/.bin/convex");
 /** Generous for a loaded machine. */
 const EMULATOR_OPTIONS = { functionTimeoutMs: { query: 20_000, mutation: 20_000, action: 60_000 }, analyseTimeoutMs: 30_000 };
 
@@ -88,19 +83,9 @@ describe("file storage of the emulated deployment", () => {
   beforeAll(async () => {
     emulator = await startTestEmulator(EMULATOR_OPTIONS);
     project = await provisionManagedProject({ ...emulator.team, projectName: "storage app" }, emulator.management);
-    cwd = fs.mkdtempSync(path.join(os.tmpdir(), "convex-storage-"));
-    fs.writeFileSync(path.join(cwd, "package.json"), JSON.stringify({ name: "storage-app", private: true, dependencies: { convex: "1.48.0" } }));
-    fs.symlinkSync(path.resolve("node_modules"), path.join(cwd, "node_modules"), "dir");
-    fs.mkdirSync(path.join(cwd, "convex"));
-    fs.writeFileSync(path.join(cwd, "convex", "schema.ts"), SCHEMA);
-    fs.writeFileSync(path.join(cwd, "convex", "files.ts"), FILES);
-    // The deployment from the CLI's environment, never its command line.
-    const { stdout, stderr } = await promisify(execFile)(CONVEX_BIN, ["dev", "--once", "--typecheck", "disable"], {
-      cwd,
-      env: { ...process.env, CONVEX_SELF_HOSTED_URL: project.deploymentUrl, CONVEX_SELF_HOSTED_ADMIN_KEY: project.token, CI: "1", NO_COLOR: "1" },
-      timeout: 120_000,
-    });
-    expect(stdout + stderr).toContain("Convex functions ready!");
+    cwd = convexAppDir({ "schema.ts": SCHEMA, "files.ts": FILES });
+    const pushed = await runConvexCli(cwd, ["dev", "--once", "--typecheck", "disable"], { url: project.deploymentUrl, adminKey: project.token });
+    expect(pushed.output).toContain("Convex functions ready!");
     client = new ConvexHttpClient(project.deploymentUrl);
   }, 180_000);
   afterAll(async () => {
