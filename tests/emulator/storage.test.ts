@@ -93,7 +93,7 @@ describe("file storage of the emulated deployment", () => {
     if (cwd) fs.rmSync(cwd, { recursive: true, force: true });
   });
 
-  const upload = (url: string, body: Uint8Array, contentType = "image/png") => fetch(url, { method: "POST", headers: { "content-type": contentType }, body });
+  const upload = (url: string, body: Uint8Array, contentType = "image/png") => fetch(url, { method: "POST", headers: { "content-type": contentType }, body: new Uint8Array(body) });
   const storageDocuments = async () => (await listDocuments(await getStore(), project.deploymentName)).filter(([id]) => id.endsWith("_storage"));
 
   it("an upload URL on the deployment takes the image once; getUrl serves it with its type, ETag and ranges; Chromium shows it", { timeout: 180_000 }, async () => {
