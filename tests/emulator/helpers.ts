@@ -92,7 +92,8 @@ export async function runConvexCli(cwd: string, args: string[], deployment: { ur
   return promisify(execFile)(path.resolve("node_modules/.bin/convex"), args, {
     cwd,
     env: { ...process.env, CONVEX_SELF_HOSTED_URL: deployment.url, CONVEX_SELF_HOSTED_ADMIN_KEY: deployment.adminKey, CI: "1", NO_COLOR: "1", ...env },
-    timeout: 120_000,
+    // One CLI start took 85 s on a machine loaded by several suites.
+    timeout: 300_000,
   }).then(
     ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr, stdout }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr, stdout: error.stdout }),

@@ -87,7 +87,7 @@ describe("file storage of the emulated deployment", () => {
     const pushed = await runConvexCli(cwd, ["dev", "--once", "--typecheck", "disable"], { url: project.deploymentUrl, adminKey: project.token });
     expect(pushed.output).toContain("Convex functions ready!");
     client = new ConvexHttpClient(project.deploymentUrl);
-  }, 180_000);
+  }, 600_000);
   afterAll(async () => {
     await emulator?.server.close();
     if (cwd) fs.rmSync(cwd, { recursive: true, force: true });
