@@ -2,6 +2,7 @@ import type { Sql } from "@/lib/store";
 import type { EmulatorIdentity } from "./identity";
 import type { DeploymentListeners } from "./listeners";
 import type { FunctionRuntimes } from "./runtime";
+import type { DeploymentFiles } from "./storage";
 import type { EmulatorTeam } from "./store";
 
 /** What every emulator handler gets. */
@@ -21,4 +22,6 @@ export interface EmulatorContext {
   analyseTimeoutMs: number;
   /** The workers running the deployments' functions. */
   runtimes: FunctionRuntimes;
+  /** The deployments' file storage. */
+  files: DeploymentFiles;
 }

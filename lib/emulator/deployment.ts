@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { runCliDataQuery } from "./cli-data";
 import type { EmulatorContext } from "./context";
 import { EmulatorError, authorizationCredential, readJson } from "./http";
 import { applyEnvChanges, findDeployKeyDeployment, findTeamByToken, getEnvVar, listEnvVars, type EmulatorDeployment } from "./store";
@@ -134,8 +135,10 @@ export async function deploymentInfo(request: Request, context: EmulatorContext,
 /** Result of one system function call: its value, or the error message a failed call reports. */
 type FunctionResult = { ok: true; value: unknown } | { ok: false; errorMessage: string };
 
-/** Runs one of the system functions the emulator knows (reading environment variables). */
+/** Runs one of the system functions the emulator knows (the CLI's data plane, reading environment variables). */
 export async function runSystemFunction(context: EmulatorContext, deployment: EmulatorDeployment, path: string, args: unknown[]): Promise<FunctionResult> {
+  const data = await runCliDataQuery(context, deployment, path, args[0]);
+  if (data) return data;
   if (ENV_LIST_FUNCTIONS.includes(path)) return { ok: true, value: await listEnvVars(context.db, deployment.name) };
   if (path !== ENV_GET_FUNCTION) return { ok: false, errorMessage: `Could not find public function for '${path.slice(0, 200)}'. Did you forget to run \`npx convex dev\`?` };
   const parsed = z.object({ name: z.string() }).safeParse(args[0]);

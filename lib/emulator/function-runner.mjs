@@ -153,7 +153,7 @@ const ID_COUNTER = /^(\d+)/;
 /** convex-test's ids end with their table's name after a decimal counter. */
 const tableOfId = (id) => id.replace(ID_COUNTER, "");
 
-/** A convex-test backend for this schema and these modules, and its database. */
+/** A convex-test backend for this schema and these modules, its database and its state (syscalls included). */
 async function startConvexTest(schema, paths) {
   const capturedState = captureConvexTestState();
   const { convexTest } = await import("convex-test");
@@ -162,9 +162,10 @@ async function startConvexTest(schema, paths) {
   for (const modulePath of paths) modules[`/functions/${modulePath}`] = () => load(modulePath);
   const test = convexTest(schema, modules);
   await test.run(async () => undefined);
-  const database = capturedState()?.components[""]?.db;
+  const state = capturedState();
+  const database = state?.components[""]?.db;
   if (!database) throw new Error("convex-test did not expose its database; the emulator needs the convex-test version it was built with.");
-  return { test, database };
+  return { test, database, state };
 }
 
 const CRONS_MODULE = "crons.js";
@@ -227,9 +228,18 @@ function captureConsole() {
   }
 }
 
-/** Answers of the server to the fetches sent to it, by id. */
-const fetchAnswers = new Map();
-let nextFetchId = 0;
+/** Answers of the server to the questions sent to it, by id. */
+const serverAnswers = new Map();
+let nextAskId = 0;
+
+/** Asks the server for what the runner cannot reach (network, blob store); its answer. */
+function askServer(question) {
+  const askId = nextAskId++;
+  return new Promise((resolve) => {
+    serverAnswers.set(askId, resolve);
+    send({ type: "ask", askId, question });
+  });
+}
 /** Statuses whose response has no body. */
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
@@ -241,14 +251,73 @@ const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 async function proxiedFetch(input, init) {
   const request = new Request(input, init);
   const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
-  const fetchId = nextFetchId++;
-  const answer = await new Promise((resolve) => {
-    fetchAnswers.set(fetchId, resolve);
-    send({ type: "fetch", fetchId, request: { url: request.url, method: request.method, headers: [...request.headers], body } });
-  });
+  const answer = await askServer({ kind: "fetch", request: { url: request.url, method: request.method, headers: [...request.headers], body } });
   if (!answer.ok) throw new TypeError(`fetch failed: ${answer.errorMessage}`);
   const { status, statusText, headers, body: responseBody } = answer.response;
   return new Response(NULL_BODY_STATUSES.has(status) ? null : responseBody, { status, statusText, headers });
+}
+
+/** The server's value for a storage question; its failure becomes the function's error. */
+async function storageAnswer(question) {
+  const answer = await askServer(question);
+  if (!answer.ok) throw new Error(answer.errorMessage);
+  return answer.value;
+}
+
+/**
+ * File storage as the backend serves it (convex-test keeps files in memory, behind placeholder
+ * URLs): bytes go to the server's blob store, upload URLs and file URLs are on the deployment's
+ * own host, and `_storage` documents carry the content type.
+ */
+function serveStorage(state, database, { convexToJson }) {
+  const asyncSyscall = state.asyncSyscall;
+  const jsSyscall = state.jsSyscall;
+  const fileDocument = (storageId) => database.get("_storage", storageId);
+  const fileOf = (document) => ({ sha256: document.sha256, size: document.size, contentType: document.contentType ?? null });
+  state.asyncSyscall = async (op, jsonArgs) => {
+    switch (op) {
+      case "1.0/storageGenerateUploadUrl":
+        return JSON.stringify(await storageAnswer({ kind: "uploadUrl" }));
+      case "1.0/storageGetUrl": {
+        const { storageId } = JSON.parse(jsonArgs);
+        return JSON.stringify(fileDocument(storageId) === null ? null : `${process.env.CONVEX_CLOUD_URL}/api/storage/${storageId}`);
+      }
+      case "1.0/storageGetMetadata": {
+        const { storageId } = JSON.parse(jsonArgs);
+        const document = fileDocument(storageId);
+        return JSON.stringify(document === null ? null : convexToJson({ storageId, ...fileOf(document) }));
+      }
+      case "1.0/storageDelete": {
+        const { storageId } = JSON.parse(jsonArgs);
+        // Upstream's wording; the bytes go once the delete is committed.
+        if (fileDocument(storageId) === null) throw new Error(`storage id ${storageId} not found`);
+        return asyncSyscall(op, jsonArgs);
+      }
+      default:
+        return asyncSyscall(op, jsonArgs);
+    }
+  };
+  state.jsSyscall = async (op, args) => {
+    switch (op) {
+      case "storage/storeBlob": {
+        const { blob } = args;
+        return storageAnswer({ kind: "storeFile", bytes: new Uint8Array(await blob.arrayBuffer()), contentType: blob.type || null });
+      }
+      case "storage/getBlob": {
+        const document = fileDocument(args.storageId);
+        if (document === null) return null;
+        const bytes = await storageAnswer({ kind: "readFile", file: fileOf(document) });
+        return bytes === null ? null : new Blob([bytes], { type: document.contentType ?? "" });
+      }
+      default:
+        return jsSyscall(op, args);
+    }
+  };
+}
+
+/** Adds the `_storage` document of bytes the server stored; its id. */
+function insertFileDocument(test, database, { sha256, size, contentType }) {
+  return test.run(async () => database.insert("_storage", { sha256, size, ...(contentType !== null && { contentType }) }));
 }
 
 async function serve() {
@@ -256,7 +325,8 @@ async function serve() {
   globalThis.fetch = proxiedFetch;
   const { convexToJson, jsonToConvex } = await import("convex/values");
   const { makeFunctionReference } = await import("convex/server");
-  const { test, database } = await startConvexTest(schemaPath ? (await load(schemaPath)).default : undefined, modulePaths);
+  const { test, database, state } = await startConvexTest(schemaPath ? (await load(schemaPath)).default : undefined, modulePaths);
+  serveStorage(state, database, { convexToJson });
 
   let lastCounter = 0;
   let lastCreationTime = 0;
@@ -298,9 +368,9 @@ async function serve() {
   }
 
   process.on("message", (message) => {
-    if (message.type === "fetched") {
-      fetchAnswers.get(message.fetchId)?.(message);
-      fetchAnswers.delete(message.fetchId);
+    if (message.type === "answer") {
+      serverAnswers.get(message.askId)?.(message.answer);
+      serverAnswers.delete(message.askId);
       return;
     }
     const { callId, call } = message;
@@ -309,6 +379,7 @@ async function serve() {
       try {
         let value;
         if (call.kind === "http") value = await fetchHttpAction(call.request, call.identity);
+        else if (call.kind === "storeFile") value = await insertFileDocument(test, database, call.file);
         else {
           const caller = call.identity ? test.withIdentity(call.identity) : test;
           value = convexToJson((await caller[call.kind](makeFunctionReference(call.udfPath), jsonToConvex(call.args))) ?? null);

@@ -42,10 +42,15 @@ export interface FunctionRequest {
   identity?: UserIdentity | null;
 }
 
-function notFound(path: string): CallResult {
-  return { ok: false, errorMessage: `Could not find public function for '${path.slice(0, 200)}'. Did you forget to run \`npx convex dev\` or \`npx convex deploy\`?` };
+/**
+ * Upstream's wording of a missing (or, for non-admins, internal) function: the typed endpoints
+ * validate a public path (`crates/udf/src/validation.rs`), `/api/function` any path
+ * (`crates/application/src/lib.rs`); `npx convex run` lists the functions after the latter.
+ */
+function notFound(path: string, kind: FunctionRequest["kind"]): CallResult {
+  const shown = path.slice(0, 200);
+  return { ok: false, errorMessage: kind === "any" ? `Could not find function for '${shown}'. Did you forget to run \`npx convex dev\`?` : `Could not find public function for '${shown}'.` };
 }
-
 /** Runs a function of the deployment's live code (or a system function, for admins). */
 export async function runFunction(context: EmulatorContext, deployment: EmulatorDeployment, request: FunctionRequest): Promise<CallResult> {
   const argsBytes = Buffer.byteLength(JSON.stringify(request.args ?? {}));
@@ -53,14 +58,14 @@ export async function runFunction(context: EmulatorContext, deployment: Emulator
     return { ok: false, errorMessage: `Arguments for ${request.path.slice(0, 200)} are too large (${argsBytes} bytes; the limit is ${MAX_ARGS_BYTES} bytes).` };
   }
   if (request.path.startsWith(SYSTEM_PREFIX)) {
-    if (!request.admin) return notFound(request.path);
+    if (!request.admin) return notFound(request.path, request.kind);
     const result = await runSystemFunction(context, deployment, request.path, [request.args]);
     return result.ok ? result : { ok: false, errorMessage: result.errorMessage };
   }
   const push = await context.runtimes.livePush(context, deployment.name);
   const { modulePath, exportName } = splitPath(request.path);
   const analysed = (push?.analysis[`${modulePath}.js`] as AnalysedModule | undefined)?.functions.find((fn) => fn.name === exportName);
-  if (!push || !analysed || (!request.admin && analysed.visibility?.kind !== "public")) return notFound(request.path);
+  if (!push || !analysed || (!request.admin && analysed.visibility?.kind !== "public")) return notFound(request.path, request.kind);
   const kind = KIND_OF[analysed.udfType];
   if (request.kind !== "any" && request.kind !== kind) {
     return { ok: false, errorMessage: `Trying to execute ${modulePath}:${exportName} as ${UDF_TYPE[request.kind]}, but it is defined as ${analysed.udfType}.` };
@@ -136,6 +141,16 @@ export const runQuery = (request: Request, context: EmulatorContext, deployment:
 export const runMutation = (request: Request, context: EmulatorContext, deployment: EmulatorDeployment) => call("mutation", request, context, deployment);
 /** `POST /api/action`. */
 export const runAction = (request: Request, context: EmulatorContext, deployment: EmulatorDeployment) => call("action", request, context, deployment);
+
+const functionBody = callBody.extend({ componentPath: z.string().nullish() });
+
+/** `POST /api/function`: any kind of function by its path (`ConvexHttpClient.function`, what `npx convex run` calls). */
+export async function runAnyFunction(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  const who = await caller(request, context, deployment);
+  const body = await readJson(request, functionBody);
+  if (body.componentPath) return answer({ ok: false, errorMessage: `Could not find function for '${body.path.slice(0, 200)}': the local deployment has no components.` });
+  return answer(await runFunction(context, deployment, { path: body.path, kind: "any", args: argsObject(body.args), ...who }));
+}
 
 /** `POST /api/run/<module path>/<export>`: any kind of function, named by its URL. */
 export async function runByUrl(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {

@@ -59,10 +59,13 @@ function describeIssues(error: z.ZodError): string {
 export const PUSH_BODY_LIMIT_BYTES = 100_000_000;
 export const API_BODY_LIMIT_BYTES = 8 * 1024 * 1024 + 2000;
 export const HTTP_ACTION_BODY_LIMIT_BYTES = 20 * 1024 * 1024;
+/** Files uploaded to storage URLs (upstream streams them without a limit; the emulator holds one in memory while it stores it). */
+export const STORAGE_UPLOAD_LIMIT_BYTES = 50 * 1024 * 1024;
 
 /** The body limit of a deployment (or management) path. */
 export function bodyLimitOf(path: string): number {
   if (path.startsWith("/api/deploy2/") || path === "/api/push_config") return PUSH_BODY_LIMIT_BYTES;
+  if (path === "/api/storage/upload") return STORAGE_UPLOAD_LIMIT_BYTES;
   return path.startsWith("/api/") ? API_BODY_LIMIT_BYTES : HTTP_ACTION_BODY_LIMIT_BYTES;
 }
 

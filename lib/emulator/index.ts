@@ -1,8 +1,10 @@
 import { EventEmitter } from "node:events";
 import path from "node:path";
+import { getBlobStore, type BlobStore } from "@/lib/blob";
 import { getConfig, type Config } from "@/lib/config";
 import { log } from "@/lib/log";
 import { getStore, type Sql } from "@/lib/store";
+import { deriveKey } from "@/lib/secrets";
 import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import type { EmulatorContext } from "./context";
 import {
@@ -32,9 +34,10 @@ import {
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { encryptPlaintextEnvVars, findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { ANALYSE_TIMEOUT_MS } from "./modules";
-import { allowCors, runAction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, streamFunctionLogs, verifiedIdentity } from "./functions-api";
+import { allowCors, runAction, runAnyFunction, runByUrl, runFunction, runMutation, runQuery, serveHttpAction, streamFunctionLogs, verifiedIdentity } from "./functions-api";
 import { PUSH_MODULES_DIR, evaluatePush, evaluateSchema, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
+import { DeploymentFiles, allowUploadCors, serveFile, uploadFile } from "./storage";
 import { syncUpgradeHandler } from "./sync";
 
 export { createEmulatorTeam, type EmulatorTeam } from "./store";
@@ -60,6 +63,8 @@ export interface EmulatorOptions {
   analyseTimeoutMs?: number;
   /** Longest run of a function call, per kind. @default FUNCTION_TIMEOUT_MS */
   functionTimeoutMs?: Record<FunctionKind, number>;
+  /** Where deployments' files are kept. @default the process blob store (getBlobStore()) */
+  blobs?: BlobStore;
   /** Called after every answered request with both sides of the exchange (contract tests). */
   onExchange?: (exchange: EmulatorExchange) => void;
 }
@@ -125,8 +130,13 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "POST", pattern: /^\/api\/mutation$/, handler: runMutation },
   { method: "POST", pattern: /^\/api\/action$/, handler: runAction },
   { method: "POST", pattern: /^\/api\/run\/.+$/, handler: runByUrl },
+  { method: "POST", pattern: /^\/api\/function$/, handler: runAnyFunction },
   { method: "GET", pattern: /^\/api\/stream_function_logs$/, handler: streamFunctionLogs },
-  { method: "OPTIONS", pattern: /^\/api\/(?:query|mutation|action|run\/.+)$/, handler: allowCors },
+  { method: "POST", pattern: /^\/api\/storage\/upload$/, handler: uploadFile },
+  { method: "OPTIONS", pattern: /^\/api\/storage\/upload$/, handler: allowUploadCors },
+  { method: "GET", pattern: /^\/api\/storage\/(?!upload$)[^/]+$/, handler: serveFile },
+  { method: "HEAD", pattern: /^\/api\/storage\/(?!upload$)[^/]+$/, handler: serveFile },
+  { method: "OPTIONS", pattern: /^\/api\/(?:query|mutation|action|function|run\/.+)$/, handler: allowCors },
   { method: "POST", pattern: /^\/api\/get_config_hashes$/, handler: getConfigHashes },
   { method: "POST", pattern: /^\/api\/deploy2\/start_push$/, handler: startPush },
   { method: "POST", pattern: /^\/api\/deploy2\/evaluate_push$/, handler: evaluatePush },
@@ -177,6 +187,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   // Deployment name → its commits, for the sync sessions that re-run their queries.
   const commits = new EventEmitter().setMaxListeners(0);
   const runtimes = new FunctionRuntimes(options.functionTimeoutMs, (deploymentName) => commits.emit(deploymentName));
+  const files = new DeploymentFiles(() => options.blobs ?? getBlobStore(), deriveKey("emulator:storage-paths:v1", config));
   let builtInTeam: Promise<EmulatorTeam> | undefined;
 
   async function context(): Promise<EmulatorContext> {
@@ -195,6 +206,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       modulesDir: path.join(config.DATA_DIR, PUSH_MODULES_DIR),
       analyseTimeoutMs: options.analyseTimeoutMs ?? ANALYSE_TIMEOUT_MS,
       runtimes,
+      files,
     };
   }
 

@@ -6,7 +6,7 @@ import type { EmulatorContext } from "./context";
 import { requireKey } from "./deployment";
 import { EmulatorError, randomSecret } from "./http";
 import { analysePush, moduleHash, pushDirectory, removeOtherPushDirectories, writePushModules, type AnalysedModule, type AnalysisFailure, type PushAnalysis } from "./modules";
-import { findPush, finishPush, insertPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord, type PushedModule } from "./store";
+import { findPush, finishPush, insertPush, listDocuments, listEnvVars, listPushModules, tableOfDocumentId, type DocumentWrite, type EmulatorDeployment, type PushRecord, type PushedModule } from "./store";
 
 /**
  * The push endpoints the `convex` CLI calls (`npx convex dev` / `npx convex deploy`, CLI 1.48):
@@ -263,9 +263,6 @@ export async function evaluatePush(request: Request, context: EmulatorContext, d
   return startPushAnswer(await evaluatePushRequest(request, context, deployment, { keep: false, schemaOnly: false }));
 }
 
-/** convex-test's ids: a decimal counter, then the table's name. */
-const tableOfId = (id: string) => id.replace(/^\d+/, "");
-
 /**
  * `POST /api/deploy2/evaluate_schema` (`convex deploy`'s checks): per table its documents, per index
  * what the push does to it. Documents are checked at start_push, so every table is walked.
@@ -274,8 +271,8 @@ export async function evaluateSchema(request: Request, context: EmulatorContext,
   const { live, analysis, documents } = await evaluatePushRequest(request, context, deployment, { keep: false, schemaOnly: true });
   const documentsOf = new Map<string, { numDocs: number; sizeBytes: number }>();
   for (const [id, value] of documents) {
-    const table = documentsOf.get(tableOfId(id)) ?? { numDocs: 0, sizeBytes: 0 };
-    documentsOf.set(tableOfId(id), { numDocs: table.numDocs + 1, sizeBytes: table.sizeBytes + JSON.stringify(value).length });
+    const table = documentsOf.get(tableOfDocumentId(id)) ?? { numDocs: 0, sizeBytes: 0 };
+    documentsOf.set(tableOfDocumentId(id), { numDocs: table.numDocs + 1, sizeBytes: table.sizeBytes + JSON.stringify(value).length });
   }
   const counts = (table: string) => documentsOf.get(table) ?? { numDocs: 0, sizeBytes: 0 };
   const schema = analysis.schema as { tables?: AnalysedTable[]; schemaValidation?: boolean } | null;

@@ -5,6 +5,7 @@ import { deploymentUrlForPort } from "./listeners";
 import { pushDirectory, writePushModules } from "./modules";
 import { outboundFetch, type OutboundRequest } from "./outbound-fetch";
 import { startRunnerProcess, type RunnerProcess } from "./runner-process";
+import type { DeploymentFiles, StoredFile } from "./storage";
 import { applyDocumentWrites, findPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
 
 /** What the runtimes need of the emulator's context (lib/emulator/context.ts holds them, among others). */
@@ -12,6 +13,9 @@ export interface RuntimeContext {
   db: Sql;
   /** Where pushed modules are written for the runners that load them. */
   modulesDir: string;
+  /** The deployments' file storage. */
+  files: DeploymentFiles;
+  now: () => Date;
 }
 
 /**
@@ -55,6 +59,13 @@ export type FunctionCall =
     }
   | { kind: "http"; request: HttpActionRequest; identity?: UserIdentity | null };
 
+/** What the runner asks the server for: an action's fetch, or file storage the runner cannot reach. */
+type RunnerQuestion =
+  | { kind: "fetch"; request: OutboundRequest }
+  | { kind: "uploadUrl" }
+  | { kind: "storeFile"; bytes: Uint8Array; contentType: string | null }
+  | { kind: "readFile"; file: StoredFile };
+
 /** What a call answers: its value (convex JSON), or the error the client sees; `logLines` are what it printed. */
 export type CallResult = ({ ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown }) & { logLines?: string[] };
 
@@ -73,7 +84,7 @@ type RunnerMessage =
   | { type: "ready" }
   | { type: "cronFailed"; identifier: string; errorMessage: string }
   | { type: "writes"; writes: DocumentWrite[] }
-  | { type: "fetch"; fetchId: number; request: OutboundRequest }
+  | { type: "ask"; askId: number; question: RunnerQuestion }
   | ({ type: "result"; callId: number; logLines: LogLine[] } & ({ ok: true; value: unknown } | { ok: false; errorMessage: string; errorData?: unknown }));
 
 const UDF_TYPES = { query: "Query", mutation: "Mutation", action: "Action", http: "HttpAction" } as const;
@@ -128,17 +139,45 @@ export class FunctionRuntimes {
 
   /** Runs one function (or HTTP action) of the deployment's live push. */
   async call(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord, call: FunctionCall): Promise<CallResult> {
+    const callId = this.nextCallId++;
+    // HTTP actions run under the action limit, as upstream.
+    const limit = this.timeoutMs[call.kind === "http" ? "action" : call.kind];
+    const started = Date.now();
+    const result = await this.dispatch(context, deployment, push, callId, call, limit);
+    this.logs.record(deployment.name, execution(call, result.result, result.logLines, started, callId));
+    return { ...result.result, logLines: result.logLines.map(formatLogLine) };
+  }
+
+  /**
+   * Adds the `_storage` document of a file whose bytes were just stored (an upload, an action's
+   * `ctx.storage.store`); its id. The deployment needs live code (the runner holds its documents).
+   */
+  async storeFile(context: RuntimeContext, deployment: EmulatorDeployment, bytes: Uint8Array, contentType: string | null): Promise<string> {
+    const push = await this.livePush(context, deployment.name);
+    if (!push) throw new Error(`Deployment ${deployment.name} has no code to store files with.`);
+    return context.files.store(deployment.name, bytes, contentType, async (file) => {
+      const { result } = await this.dispatch(context, deployment, push, this.nextCallId++, { kind: "storeFile", file }, this.timeoutMs.mutation);
+      if (!result.ok) throw new Error(`The file's document was not written: ${result.errorMessage}`);
+      return result.value as string;
+    });
+  }
+
+  /** Sends one call to the deployment's runner and waits for its answer or its time limit. */
+  private async dispatch(
+    context: RuntimeContext,
+    deployment: EmulatorDeployment,
+    push: PushRecord,
+    callId: number,
+    call: FunctionCall | { kind: "storeFile"; file: StoredFile },
+    limit: number,
+  ): Promise<{ result: CallResult; logLines: LogLine[] }> {
     let current = await this.runner(context, deployment, push);
     // A runner that died a moment ago, before its exit was handled, is replaced now.
     if (!current.runner.child.connected) {
       await this.stop(deployment.name);
       current = await this.runner(context, deployment, push);
     }
-    const callId = this.nextCallId++;
-    // HTTP actions run under the action limit, as upstream.
-    const limit = this.timeoutMs[call.kind === "http" ? "action" : call.kind];
-    const started = Date.now();
-    const result = await new Promise<{ result: CallResult; logLines: LogLine[] }>((resolve) => {
+    return new Promise<{ result: CallResult; logLines: LogLine[] }>((resolve) => {
       const timer = setTimeout(() => {
         // A function that does not return holds the runner: only a new runner ends it.
         current.pending.delete(callId);
@@ -151,8 +190,19 @@ export class FunctionRuntimes {
       });
       current.runner.child.send({ callId, call });
     });
-    this.logs.record(deployment.name, execution(call, result.result, result.logLines, started, callId));
-    return { ...result.result, logLines: result.logLines.map(formatLogLine) };
+  }
+
+  /** The server's answer to a runner's question. */
+  private async answer(context: RuntimeContext, deployment: EmulatorDeployment, question: RunnerQuestion): Promise<unknown> {
+    if (question.kind === "fetch") return outboundFetch(question.request);
+    try {
+      if (question.kind === "uploadUrl") return { ok: true, value: await context.files.uploadUrl(context.db, deployment, context.now()) };
+      if (question.kind === "readFile") return { ok: true, value: await context.files.read(deployment.name, question.file) };
+      return { ok: true, value: await this.storeFile(context, deployment, question.bytes, question.contentType) };
+    } catch (error) {
+      log.warn("emulated file storage failed", { deployment: deployment.name, error });
+      return { ok: false, errorMessage: "The deployment's file storage is unavailable; try again." };
+    }
   }
 
   private async start(context: RuntimeContext, deployment: EmulatorDeployment, push: PushRecord): Promise<RunningRunner> {
@@ -175,13 +225,19 @@ export class FunctionRuntimes {
     return new Promise<RunningRunner>((resolve, reject) => {
       child.on("message", (message: RunnerMessage) => {
         if (message.type === "ready") resolve(running);
-        else if (message.type === "fetch") {
-          void outboundFetch(message.request).then((answer) => child.connected && child.send({ type: "fetched", fetchId: message.fetchId, ...answer }));
+        else if (message.type === "ask") {
+          void this.answer(context, deployment, message.question).then((answer) => child.connected && child.send({ type: "answer", askId: message.askId, answer }));
         } else if (message.type === "cronFailed") log.warn("emulated cron job failed", { deployment: deployment.name, job: message.identifier, error: message.errorMessage });
         else if (message.type === "writes") {
           running.persisted = running.persisted
             .then(() => context.db.transaction((tx) => applyDocumentWrites(tx, deployment.name, message.writes)))
-            .then(() => this.onCommit(deployment.name, message.writes))
+            .then(() => {
+              this.onCommit(deployment.name, message.writes);
+              // A deleted file's bytes go once no document names them.
+              if (message.writes.some(([id, value]) => value === null && id.endsWith("_storage"))) {
+                void context.files.sweep(context.db, deployment.name).catch((error) => log.warn("deleted files' blobs not removed", { deployment: deployment.name, error }));
+              }
+            })
             .catch((error) => log.error("emulated deployment writes not persisted", { deployment: deployment.name, error }));
         } else {
           const { callId, logLines } = message;

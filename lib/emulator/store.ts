@@ -461,6 +461,9 @@ export async function listPushModules(db: SqlExecutor, pushId: string): Promise<
   return rows.map((row) => ({ path: row.path, environment: row.environment, source: row.source, sourceMap: row.source_map ?? undefined, sha256: row.sha256 }));
 }
 
+/** The table of a stored document's id: convex-test's ids are a decimal counter, then the table's name. */
+export const tableOfDocumentId = (id: string) => id.replace(/^\d+/, "");
+
 /** A document write of a deployment's functions: the new value (convex JSON), or null when deleted. */
 export type DocumentWrite = [id: string, value: unknown];
 
@@ -492,4 +495,35 @@ export async function listDeploymentsWithPendingJobs(db: SqlExecutor): Promise<s
      where id like '%\\_scheduled\\_functions' and value->'state'->>'kind' = 'pending'`,
   );
   return rows.map((row) => row.deployment_name);
+}
+
+/** Records an upload URL's token (its digest) for one deployment. */
+export async function insertUploadToken(db: SqlExecutor, deploymentName: string, token: string, issuedAt: Date): Promise<void> {
+  await db.query("insert into emulator_storage_uploads (token_digest, deployment_name, issued_at) values ($1, $2, $3)", [digest(token), deploymentName, issuedAt]);
+}
+
+/** Removes an upload token of this deployment and returns when it was issued; null when unknown or already used. */
+export async function consumeUploadToken(db: SqlExecutor, deploymentName: string, token: string): Promise<Date | null> {
+  const { rows } = await db.query<{ issued_at: Date }>(
+    "delete from emulator_storage_uploads where token_digest = $1 and deployment_name = $2 returning issued_at",
+    [digest(token), deploymentName],
+  );
+  return rows[0] ? new Date(rows[0].issued_at) : null;
+}
+
+/** Forgets the upload tokens issued before `before` (they can no longer be used). */
+export async function deleteUploadTokensBefore(db: SqlExecutor, before: Date): Promise<void> {
+  await db.query("delete from emulator_storage_uploads where issued_at < $1", [before]);
+}
+
+/** One document of a deployment (convex JSON), or null. */
+export async function findDocument(db: SqlExecutor, deploymentName: string, id: string): Promise<unknown> {
+  const { rows } = await db.query<{ value: unknown }>("select value from emulator_documents where deployment_name = $1 and id = $2", [deploymentName, id]);
+  return rows[0]?.value ?? null;
+}
+
+/** The `_storage` documents of a deployment (the files its functions stored). */
+export async function listStorageDocuments(db: SqlExecutor, deploymentName: string): Promise<unknown[]> {
+  const { rows } = await db.query<{ value: unknown }>("select value from emulator_documents where deployment_name = $1 and id like '%\\_storage'", [deploymentName]);
+  return rows.map((row) => row.value);
 }

@@ -7,7 +7,11 @@ import type { WrapperSnippet } from "./snippet";
 
 /** Modules whose `…Provider` exports give the app its own Convex client (plain, auth, Clerk, Better Auth). */
 const PROVIDER_MODULES = new Set(["convex/react", "@convex-dev/auth/react", "convex/react-clerk", "@convex-dev/better-auth/react"]);
+/** The families those belong to (`convex/react-auth0`, other `@convex-dev/*` packages): their providers count when handed a `client`. */
+const isConvexModule = (source: string) => source === "convex/react" || source.startsWith("convex/react-") || source.startsWith("@convex-dev/");
 const CLIENT_CLASS = "ConvexReactClient";
+/** `ConvexProvider`, `ConvexAuthProvider` and the `ConvexProviderWith…` family (Clerk, Auth0, a custom auth). */
+const PROVIDER_NAME = /Provider(?:With\w+)?$/;
 
 const constructsClient = (node: Node) => node.type === "NewExpression" && node.callee.type === "Identifier" && node.callee.name === CLIENT_CLASS;
 
@@ -59,9 +63,10 @@ function isInjected(statement: Statement, snippet: WrapperSnippet): boolean {
  * injection added.
  */
 function findAppProviders(program: Program, scope: ModuleScope, snippet: WrapperSnippet) {
-  const fromConvexModule = (name: string) => {
+  const fromConvexModule = (name: string, element: JSXOpeningElement) => {
     const binding = scope.imports.get(name);
-    return binding !== undefined && !binding.typeOnly && PROVIDER_MODULES.has(binding.source);
+    if (binding === undefined || binding.typeOnly) return false;
+    return PROVIDER_MODULES.has(binding.source) || (isConvexModule(binding.source) && clientAttribute(element) !== null);
   };
   const appStatements = program.body.filter((statement) => !isInjected(statement, snippet));
   const clients: Array<{ construction: NewExpression; declaration: Node }> = [];
@@ -93,11 +98,50 @@ function findAppProviders(program: Program, scope: ModuleScope, snippet: Wrapper
     walk(statement, (node) => {
       if (node.type !== "JSXOpeningElement") return;
       const name = jsxName(node);
-      const fromConvex = name !== null && name.endsWith("Provider") && fromConvexModule(name);
+      const fromConvex = name !== null && PROVIDER_NAME.test(name) && fromConvexModule(name, node);
       if (fromConvex || receivesClient(node)) providers.push(node);
     });
   }
   return { clients, providers };
+}
+
+/** The expression of a provider's `client={…}` attribute, or null. */
+function clientAttribute(element: JSXOpeningElement): Expression | null {
+  for (const attribute of element.attributes) {
+    if (attribute.type !== "JSXAttribute" || attribute.name.type !== "JSXIdentifier" || attribute.name.name !== "client") continue;
+    const value = attribute.value;
+    return value?.type === "JSXExpressionContainer" && value.expression.type !== "JSXEmptyExpression" ? value.expression : null;
+  }
+  return null;
+}
+
+/** What a provider was handed when the file creates no client: said as it is, for the refusal. */
+function describeForeignClient(file: SourceFile, scope: ModuleScope, provider: JSXOpeningElement): string {
+  const client = clientAttribute(provider);
+  const name = client?.type === "Identifier" ? client.name : null;
+  const imported = name === null ? undefined : scope.imports.get(name);
+  if (imported) return `its client \`${name}\` is imported from "${imported.source}", not created in this file`;
+  const given = client ? ` \`${file.source.slice(client.start!, client.end!)}\`` : "";
+  return `its client${given} is not created in this file`;
+}
+
+/**
+ * The URL a client is created from, looking through TypeScript's wrappers, a `??`/`||` fallback
+ * and a same-file `const` holding it (`const convexUrl = process.env.EXPO_PUBLIC_CONVEX_URL!`):
+ * the env read, and the declarator of that const (its reads are renamed with the client's).
+ */
+function urlSource(argument: Expression, scope: ModuleScope): { read: Expression; constant: Node | null } {
+  const through = (node: Expression): Expression => {
+    const unwrapped = unwrapTypes(node);
+    return unwrapped.type === "LogicalExpression" && unwrapped.operator !== "&&" ? unwrapTypes(unwrapped.left) : unwrapped;
+  };
+  const read = through(argument);
+  if (read.type !== "Identifier") return { read, constant: null };
+  const binding = scope.topLevel.get(read.name);
+  const declaration = binding?.statement;
+  const isConst = declaration?.type === "VariableDeclaration" && declaration.kind === "const";
+  if (!isConst || !binding?.declarator?.init) return { read, constant: null };
+  return { read: through(binding.declarator.init), constant: binding.declarator };
 }
 
 function manualFix(file: SourceFile, node: Node, problem: string): ExistingProviderError {
@@ -126,22 +170,25 @@ export function findExistingProvider(
   const { clients, providers } = findAppProviders(program, scope, snippet);
   if (providers.length === 0) return null;
   if (clients.length === 0) {
-    throw manualFix(file, providers[0], `its \`${CLIENT_CLASS}\` is not created in this file, so the injector cannot check which URL it reads`);
+    throw manualFix(file, providers[0], `${describeForeignClient(file, scope, providers[0])}, so the injector cannot check which URL it reads`);
   }
   const edits = new Map<number, { start: number; end: number; from: string }>();
   for (const { construction, declaration } of clients) {
     const [argument] = construction.arguments;
-    const read = argument && argument.type !== "SpreadElement" && argument.type !== "ArgumentPlaceholder" ? unwrapTypes(argument) : null;
-    const variable = read ? envReadName(read) : null;
-    if (!read || variable === null) {
+    const source = argument && argument.type !== "SpreadElement" && argument.type !== "ArgumentPlaceholder" ? urlSource(argument, scope) : null;
+    const variable = source ? envReadName(source.read) : null;
+    if (!source || variable === null) {
       const given = argument ? `\`${file.source.slice(argument.start!, argument.end!)}\`` : "no URL";
-      throw manualFix(file, construction, `its \`${CLIENT_CLASS}\` is created from ${given} instead of an environment variable`);
+      const held = source?.constant ? ` (\`${file.source.slice(source.constant.start!, source.constant.end!)}\`)` : "";
+      throw manualFix(file, construction, `its \`${CLIENT_CLASS}\` is created from ${given}${held}, which reads no environment variable`);
     }
     if (variable === BACKEND_URL_VARIABLE) continue;
     // A guard such as `process.env.X ? new ConvexReactClient(process.env.X) : null` must test the same variable.
-    walk(declaration, (node) => {
-      if (node.type === "MemberExpression" && envReadName(node) === variable) edits.set(node.start!, { start: node.start!, end: node.end!, from: variable });
-    });
+    for (const holder of source.constant ? [declaration, source.constant] : [declaration]) {
+      walk(holder, (node) => {
+        if (node.type === "MemberExpression" && envReadName(node) === variable) edits.set(node.start!, { start: node.start!, end: node.end!, from: variable });
+      });
+    }
   }
   if (edits.size === 0) return { code: file.source, note: null };
   // Expo inlines only the dotted form, so the whole read is rewritten, not just the name.

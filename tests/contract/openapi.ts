@@ -53,10 +53,11 @@ export const OUTSIDE_DOCUMENTS: { api: Api; pattern: RegExp; why: string }[] = [
   { api: "management", pattern: /^\/oauth\/token$/, why: "standard OAuth 2.0 token endpoint" },
   { api: "management", pattern: /^\/dashboard\/oauth\/authorize\/team$/, why: "the dashboard's OAuth consent page" },
   { api: "management", pattern: /^\/_admin\//, why: "the emulator's own fault injection" },
-  { api: "deployment", pattern: /^\/api\/(?:query|mutation|action|run\/.+)$/, why: "the public function API (ConvexHttpClient, the CLI's `npx convex env get`)" },
+  { api: "deployment", pattern: /^\/api\/(?:query|mutation|action|function|run\/.+)$/, why: "the public function API (ConvexHttpClient, the CLI's `npx convex env get`)" },
   { api: "deployment", pattern: /^\/(?!api\/)/, why: "the HTTP actions of the pushed `convex/http.ts` (the deployment's site URL)" },
   { api: "deployment", pattern: /^\/api\/(?:get_config_hashes|deploy2\/report_push_completed)$/, why: "the CLI's push steps that no schema of the CLI describes" },
   { api: "deployment", pattern: /^\/api\/stream_function_logs$/, why: "the CLI's function log stream (`npx convex dev`, `convex logs`)" },
+  { api: "deployment", pattern: /^\/api\/storage\/[^/]+$/, why: "file storage: upload URLs of `ctx.storage.generateUploadUrl()` and file URLs of `getUrl`" },
 ];
 
 const pointer = (token: string) => encodeURIComponent(token.replace(/~/g, "~0").replace(/\//g, "~1"));

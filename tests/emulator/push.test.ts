@@ -17,6 +17,7 @@ import { findPush, listDocuments, listPushModules } from "@/lib/emulator/store";
 import { getStore } from "@/lib/store";
 import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
 import { launchBrowser, recordPageErrors } from "../e2e/browser";
+import { fetchOnNewConnection } from "./helpers";
 
 const CONVEX_BIN = path.resolve("node_modules/.bin/convex");
 /** Short enough for the endless query's test, long enough for a loaded machine. */
@@ -171,21 +172,6 @@ export default http;
 /** Convex Auth's provider: the deployment's own site URL is the issuer. */
 const AUTH_CONFIG = `export default { providers: [{ domain: process.env.CONVEX_SITE_URL, applicationID: "convex" }] };
 `;
-
-/** A fetch that opens a new connection for each request (no keep-alive pool). */
-async function fetchOnNewConnection(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const body = typeof init?.body === "string" ? init.body : undefined;
-  return new Promise((resolve, reject) => {
-    const request = http.request(String(input), { method: init?.method ?? "GET", headers: Object.fromEntries(new Headers(init?.headers)), agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve(new Response(Buffer.concat(chunks), { status: response.statusCode, headers: response.headers as Record<string, string> })));
-      response.on("error", reject);
-    });
-    request.on("error", reject);
-    request.end(body);
-  });
-}
 
 /**
  * The real `convex` CLI (1.48) pushes to an emulated deployment: `convex dev --once` with

@@ -81,10 +81,15 @@ const OWN_PROVIDER: Record<string, string | null> = {
   "existing-provider-with-auth.tsx": 'process.env["NEXT_PUBLIC_CONVEX_URL"]',
 };
 
+/** Layouts whose own client reads EXPO_PUBLIC_CONVEX_URL through a same-file constant: already wired, kept byte for byte. */
+const WIRED_THROUGH_CONSTANT = ["existing-client-url-constant.tsx", "existing-auth0-provider-url-constant.tsx"];
+
 /** Layouts with their own Convex provider whose client cannot be repointed: a phrase the 409 message must contain. */
 const CONFLICTING_PROVIDER: Record<string, string> = {
   "fail-convex-client-from-config.tsx": "`Constants.expoConfig?.extra?.convexUrl`",
-  "fail-convex-client-imported.tsx": "not created in this file",
+  "fail-convex-client-imported.tsx": 'its client `convex` is imported from "@/lib/convex", not created in this file',
+  "fail-clerk-provider-imported-client.tsx": 'its client `convex` is imported from "../lib/convex", not created in this file',
+  "fail-convex-client-url-constant-literal.tsx": '`convexUrl` (`convexUrl = "https://happy-otter-123.convex.cloud"`), which reads no environment variable',
   "fail-convex-client-literal-url.tsx": '`"https://happy-otter-123.convex.cloud"`',
 };
 
@@ -92,7 +97,7 @@ describe("fixture set", () => {
   it("has at least 25 injectable layouts and every fixture file is listed exactly once", () => {
     const files = fs.readdirSync(FIXTURES).sort();
     expect(Object.keys(INJECTABLE).length).toBeGreaterThanOrEqual(25);
-    const listed = [INJECTABLE, REFUSED, OWN_PROVIDER, CONFLICTING_PROVIDER].flatMap((group) => Object.keys(group));
+    const listed = [...[INJECTABLE, REFUSED, OWN_PROVIDER, CONFLICTING_PROVIDER].flatMap((group) => Object.keys(group)), ...WIRED_THROUGH_CONSTANT];
     expect(listed.sort()).toEqual(files);
   });
 });
@@ -185,6 +190,13 @@ describe.each(Object.entries(OWN_PROVIDER))("injectBackendWrapper keeps the app'
 
   it("matches the reviewed output", async () => {
     await expect(result.code).toMatchFileSnapshot(path.join("__snapshots__", `${name}.snap`));
+  });
+});
+
+describe.each(WIRED_THROUGH_CONSTANT)("injectBackendWrapper keeps %s as it is", (name) => {
+  it("reports no change, adds no client or wrapper, and returns the source byte for byte", () => {
+    const source = read(name);
+    expect(injectBackendWrapper(source, `app/${name}`)).toEqual({ changed: false, code: source });
   });
 });
 
