@@ -67,7 +67,9 @@ interface Location {
 /** `columnBase` 0: the tool counts columns from 0 (esbuild, Babel); reported columns count from 1. */
 function located(path: string, line: string, column: string | undefined, index: number, columnBase = 1): Location | null {
   const file = appRelativePath(path);
-  return file === null ? null : { file, line: Number(line), column: column === undefined ? undefined : Number(column) + 1 - columnBase, index };
+  const counted = column === undefined ? 0 : Number(column) + 1 - columnBase;
+  // A column 0 in a stack frame means "unknown" (the CLI's analysis errors print `:3:0`).
+  return file === null ? null : { file, line: Number(line), column: counted > 0 ? counted : undefined, index };
 }
 
 const PRECISE_LOCATIONS: { pattern: RegExp; columnBase: number }[] = [
