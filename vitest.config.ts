@@ -29,6 +29,7 @@ const UNIT_TESTS = [
   "tests/dashboard/error-feed.test.ts",
   "tests/devlog/patterns.test.ts",
   "tests/devlog/scanner.test.ts",
+  "tests/devlog/structure.test.ts",
   "tests/http/body-reading.test.ts",
   "tests/http/oversize-upload.test.ts",
   "tests/injection/layout-edge-cases.test.ts",

@@ -31,7 +31,9 @@ export function ErrorPanel({ realtime }: { realtime: RealtimeClientSettings }) {
   const [search, setSearch] = useState("");
   const needle = search.trim().toLowerCase();
   const shown = needle
-    ? groups.filter((group) => `${group.message} ${SOURCE_LABELS[group.source]} ${group.type}`.toLowerCase().includes(needle))
+    ? groups.filter((group) =>
+        `${group.message} ${SOURCE_LABELS[group.source]} ${group.type} ${group.kind ?? ""} ${group.location ?? ""}`.toLowerCase().includes(needle),
+      )
     : groups;
 
   useEffect(
@@ -81,7 +83,13 @@ export function ErrorPanel({ realtime }: { realtime: RealtimeClientSettings }) {
             <li key={group.key} className={`error error-${group.type}${group.resolved ? " error-resolved" : ""}`} data-resolved={group.resolved}>
               <div className="row spread small muted">
                 <span>
-                  {SOURCE_LABELS[group.source]} · {group.type}
+                  {SOURCE_LABELS[group.source]} · {group.kind ?? group.type}
+                  {group.location && (
+                    <>
+                      {" · "}
+                      <code data-testid="error-location">{group.location}</code>
+                    </>
+                  )}
                   {group.resolved && " · resolved"}
                 </span>
                 <span>

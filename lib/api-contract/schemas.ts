@@ -244,6 +244,22 @@ export const errorNotification = z
     projectId: z.string(),
     type: z.enum(["backend-error", "runtime-error", "build-error", "resolved"]),
     source: z.enum(["backend-dev", "app-dev", "cloud-enable"]),
+    kind: z
+      .enum(["typecheck", "bundle", "push", "schema", "function-runtime", "app-bundle", "app-runtime"])
+      .optional()
+      .describe("What failed; absent on `resolved` notifications and on notifications stored before errors were structured."),
+    file: z.string().optional().describe("The file the error names, relative to the app's folder (e.g. `convex/messages.ts`)."),
+    line: z.number().int().optional().describe("1-based."),
+    column: z.number().int().optional().describe("1-based."),
+    codeFrame: z.string().optional().describe("The source lines around the error, as the tool printed them."),
+    functionName: z.string().optional().describe("A function error's function, e.g. `messages:send`."),
+    fingerprint: z
+      .string()
+      .optional()
+      .describe("The same for every repeat of the error (positions and times left out); a repeat is not sent again while the error is unresolved."),
+    firstSeenAt: isoTime.optional(),
+    resolvedAt: isoTime.nullable().optional().describe("Set once a later success of the same dev server resolved the error; null until then."),
+    resolves: z.array(z.string()).optional().describe("On a `resolved` notification: the fingerprints of the errors it resolved."),
   })
   .meta({ id: "ErrorNotification" });
 export const errorHistoryResponse = z.strictObject({ notifications: z.array(errorNotification) });

@@ -1,8 +1,11 @@
 import { log } from "@/lib/log";
+import { redactSecrets } from "@/lib/log/redact";
 import { buildErrorNotification, type ErrorNotificationSource, type ErrorNotificationType, type Realtime } from "@/lib/realtime";
 import { sendErrorNotification } from "@/lib/realtime/error-notifications";
-import type { SqlExecutor } from "@/lib/store";
+import { getStore, type SqlExecutor } from "@/lib/store";
+import { resolveErrorNotifications } from "@/lib/store/error-notifications";
 import { createLogScanner, type LogScannerStats } from "./scanner";
+import { structureError } from "./structure";
 
 export interface ErrorReporterOptions {
   projectId: string;
@@ -45,30 +48,44 @@ export function classifyError(message: string, source: ErrorNotificationSource):
 
 /**
  * Wires a process's output to the error scanner and the project's error notifications (stored,
- * then published on its realtime error channel): one per error group, and a `resolved` one when
- * the dev server reports success after errors. They are sent one after another, in the order
- * they appeared; a failure is logged and never reaches the caller.
+ * then published on its realtime error channel): one per error group, structured (kind, file,
+ * position, code frame, fingerprint), except a repeat of an error of this source that is still
+ * unresolved. A success line of the dev server resolves every unresolved error of its source,
+ * those left by an earlier run too, and sends one `resolved` notification naming them. They are
+ * sent one after another, in the order they appeared; a failure is logged and never reaches the
+ * caller.
  */
 export function createErrorReporter(options: ErrorReporterOptions): ErrorReporter {
   const { projectId, source } = options;
+  const delivery = { db: options.db, realtime: options.realtime, retryDelayMs: options.retryDelayMs };
   let queue: Promise<void> = Promise.resolve();
 
-  async function send(message: string, type: ErrorNotificationType): Promise<void> {
-    try {
-      const notification = buildErrorNotification({ message, projectId, source, type });
-      await sendErrorNotification(notification, { db: options.db, realtime: options.realtime, retryDelayMs: options.retryDelayMs });
-    } catch (error) {
-      log.error("error notification not sent", { projectId, source, error });
-    }
+  async function sendError(message: string): Promise<void> {
+    const timestamp = new Date();
+    // Read from the redacted text: a fingerprint or code frame never derives from a secret.
+    const details = { ...structureError(redactSecrets(message), source), firstSeenAt: timestamp.toISOString(), resolvedAt: null };
+    const type = classifyError(message, source);
+    await sendErrorNotification(buildErrorNotification({ message, projectId, source, type, timestamp, details }), delivery);
   }
-  const enqueue = (message: string, type: ErrorNotificationType) => {
-    queue = queue.then(() => send(message, type));
+
+  async function sendResolved(line: string): Promise<void> {
+    const timestamp = new Date();
+    const resolvedAt = timestamp.toISOString();
+    const resolves = await resolveErrorNotifications(options.db ?? (await getStore()), projectId, source, resolvedAt);
+    if (resolves.length === 0) return;
+    const notification = buildErrorNotification({ message: line, projectId, source, type: "resolved", timestamp, details: { resolvedAt, resolves } });
+    await sendErrorNotification(notification, delivery);
+  }
+
+  const enqueue = (send: () => Promise<void>) => {
+    queue = queue.then(send).catch((error: unknown) => log.error("error notification not sent", { projectId, source, error }));
   };
 
   const scanner = createLogScanner({
     groupDelayMs: options.groupDelayMs,
-    onError: (message) => enqueue(message, classifyError(message, source)),
-    onResolved: (line) => enqueue(line, "resolved"),
+    unresolvedAtStart: true,
+    onError: (message) => enqueue(() => sendError(message)),
+    onResolved: (line) => enqueue(() => sendResolved(line)),
   });
 
   return {

@@ -23,6 +23,13 @@ export interface LogScannerOptions {
    */
   onResolved?: (line: string) => void;
   /**
+   * Whether errors may be unresolved before the first line: then the first success line goes to
+   * `onResolved` even without errors before it (a restarted dev server's first success resolves
+   * the errors its earlier run left).
+   * @default false
+   */
+  unresolvedAtStart?: boolean;
+  /**
    * Quiet time after the last line of an error group before the group is sent.
    * @default 500
    */
@@ -66,8 +73,12 @@ export interface LogScanner {
   readonly stats: Readonly<LogScannerStats>;
 }
 
-/** Lines that continue the error above them: blank, or indented (stack frames, code frames). */
-const isContinuation = (line: string) => line === "" || line[0] === " " || line[0] === "\t";
+/**
+ * Lines that continue the error above them: blank, indented (stack frames, code frames), or a
+ * source line of tsc's code frame (`3 export const x: number = "a";`, the line number first).
+ */
+const TSC_FRAME_LINE = /^[0-9]+ /;
+const isContinuation = (line: string) => line === "" || line[0] === " " || line[0] === "\t" || TSC_FRAME_LINE.test(line);
 
 /** Lines with escapes are cleaned one by one; past this many in one batch, the rest at once. */
 const ESCAPED_LINES_ONE_BY_ONE = 64;
@@ -95,7 +106,7 @@ export function createLogScanner(options: LogScannerOptions): LogScanner {
   let pendingCarriageReturn = false;
   let closed = false;
   // True from an error line until the next success line: only then is a success a resolution.
-  let unresolved = false;
+  let unresolved = options.unresolvedAtStart ?? false;
   // A group announcing details to come, waiting for them.
   let announcement: string | null = null;
   let announcementTimer: ReturnType<typeof setTimeout> | undefined;

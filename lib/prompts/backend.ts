@@ -51,7 +51,8 @@ variable any other way (Expo inlines only the exact \`process.env.${BACKEND_URL_
 - Keep queries fast and deterministic: no fetch, no Date.now() based filtering of large sets, no Math.random in queries.
 - Paginate long lists with .paginate(paginationOpts) and usePaginatedQuery.
 - Secrets for actions go in deployment environment variables (process.env.NAME inside convex/), never in app code.
-- When the backend dev server reports an error, fix convex/ first: the app cannot call functions that failed to deploy.`,
+- When the backend dev server reports an error, fix convex/ first: the app cannot call functions that failed to deploy.
+- Each error notification names its kind (typecheck, bundle, push, schema, function-runtime, app-bundle, app-runtime) and, where known, file, line, column and codeFrame: fix that place. An error is sent once; it is fixed when a notification of type "resolved" lists its fingerprint in resolves (GET /api/projects/<id>/errors shows resolvedAt on each).`,
 } as const;
 
 export const BACKEND_PROMPT = Object.values(BACKEND_SECTIONS).join("\n\n");

@@ -40,8 +40,9 @@ function inProcessBus(realtime: Realtime): InProcessRealtime {
 /**
  * The one way an error notification leaves the server: it is stored (the project keeps its last
  * ERROR_HISTORY_SIZE), delivered to this process's SSE subscribers, and published through the
- * configured driver. Never throws; a failure is logged.
- * @returns the delivered notification, or null when it could not be stored
+ * configured driver. A notification with a fingerprint that repeats an unresolved error of its
+ * source is neither stored nor sent. Never throws; a failure is logged.
+ * @returns the delivered notification; null for a repeat or when it could not be stored
  */
 export async function sendErrorNotification(
   notification: ErrorNotification,
@@ -53,7 +54,11 @@ export async function sendErrorNotification(
   try {
     const db = options.db ?? (await getStore());
     realtime = options.realtime ?? getRealtime();
-    stored = { ...notification, id: await insertErrorNotification(db, projectId, notification, ERROR_HISTORY_SIZE) };
+    const { fingerprint, source } = notification;
+    const identity = fingerprint && notification.type !== "resolved" ? { source, fingerprint } : undefined;
+    const id = await insertErrorNotification(db, projectId, notification, ERROR_HISTORY_SIZE, identity);
+    if (id === null) return null;
+    stored = { ...notification, id };
   } catch (error) {
     log.error("error notification not stored", { projectId, error });
     return null;

@@ -13,7 +13,7 @@ export type { ChannelAuthorization, Realtime, RealtimeListener, RealtimeMessage 
 export * from "./errors";
 export { authorizeChannel, parseChannelAuthorizationRequest } from "./channel-auth";
 export { ERROR_EVENT, buildErrorNotification, errorChannel, projectIdOfErrorChannel, type ErrorNotification } from "./payload";
-export type { ErrorNotificationSource, ErrorNotificationType } from "./payload";
+export type { ErrorDetails, ErrorKind, ErrorNotificationSource, ErrorNotificationType } from "./payload";
 export { publishWithRetry } from "./publish";
 
 /**

@@ -24,8 +24,38 @@ export function projectIdOfErrorChannel(channel: string): string | null {
 export type ErrorNotificationType = "backend-error" | "runtime-error" | "build-error" | "resolved";
 export type ErrorNotificationSource = "backend-dev" | "app-dev" | "cloud-enable";
 
-/** Payload of `error-notification` (DESIGN.md, Realtime). */
-export interface ErrorNotification {
+/**
+ * What failed: the backend's TypeScript check, its bundling (esbuild), its push (refused or not
+ * delivered), its schema against stored documents, a function while running; the app's bundling
+ * (Metro) or the app while running.
+ */
+export type ErrorKind = "typecheck" | "bundle" | "push" | "schema" | "function-runtime" | "app-bundle" | "app-runtime";
+
+/** What an error's text tells beyond the message (lib/devlog/structure.ts); absent when not known. */
+export interface ErrorDetails {
+  kind?: ErrorKind;
+  /** Relative to the app's folder, e.g. `convex/messages.ts`. */
+  file?: string;
+  /** 1-based. */
+  line?: number;
+  /** 1-based. */
+  column?: number;
+  /** The source lines around the error, as the tool printed them. */
+  codeFrame?: string;
+  /** A function error's function, e.g. `messages:send`. */
+  functionName?: string;
+  /** The same for every repeat of the error; a repeat is not sent again while it is unresolved. */
+  fingerprint?: string;
+  /** ISO 8601: when the error was first seen (repeats are not sent, so it stays the first). */
+  firstSeenAt?: string;
+  /** ISO 8601 once a later success of its dev server resolved the error; null until then. */
+  resolvedAt?: string | null;
+  /** On a `resolved` notification: the fingerprints of the errors it resolved. */
+  resolves?: string[];
+}
+
+/** Payload of `error-notification` (DESIGN.md, Realtime), with the structure read from the error. */
+export interface ErrorNotification extends ErrorDetails {
   /** ANSI-free, secrets redacted, truncated in the middle when too long. */
   message: string;
   /** ISO 8601. */
@@ -42,6 +72,7 @@ export interface ErrorNotificationInput {
   source: ErrorNotificationSource;
   /** @default now */
   timestamp?: Date;
+  details?: ErrorDetails;
 }
 
 /**
@@ -84,16 +115,21 @@ function fitMessage(message: string, payload: ErrorNotification): string {
 
 /**
  * Builds an `error-notification` payload: ANSI stripped, secrets redacted (before truncation, so
- * a cut can never expose part of a secret), then truncated so it stays under Pusher's limit.
+ * a cut can never expose part of a secret), then truncated so it stays under Pusher's limit
+ * beside the details.
  * An oversized message is shortened, never dropped.
  */
 export function buildErrorNotification(input: ErrorNotificationInput): ErrorNotification {
+  const { codeFrame, ...details } = input.details ?? {};
   const payload: ErrorNotification = {
     message: "",
     timestamp: (input.timestamp ?? new Date()).toISOString(),
     projectId: input.projectId,
     type: input.type,
     source: input.source,
+    ...details,
+    // Source text can hold a secret as well as output can; frames are short (lib/devlog/structure.ts).
+    ...(codeFrame === undefined ? {} : { codeFrame: redactSecrets(stripAnsi(codeFrame)) }),
   };
   return { ...payload, message: fitMessage(redactSecrets(stripAnsi(input.message)).trim(), payload) };
 }

@@ -61,6 +61,34 @@ describe("error feed grouping", () => {
     ]);
   });
 
+  it("groups structured errors by fingerprint, shows the latest one's location, and resolves only the errors a resolved notification names", () => {
+    const typeError = { kind: "typecheck", file: "convex/x.ts", line: 3, column: 14, fingerprint: "f1", resolvedAt: null } as const;
+    let groups = feed(
+      notification("convex/x.ts:3:14 - error TS2322: …", "2026-01-01T00:00:01.000Z", { ...typeError, type: "build-error" }),
+      notification("Error: legacy", "2026-01-01T00:00:02.000Z"),
+      notification("✖ push failed", "2026-01-01T00:00:03.000Z", { kind: "push", fingerprint: "f2", resolvedAt: null }),
+      // Moved by an edit: the same error.
+      notification("convex/x.ts:5:14 - error TS2322: …", "2026-01-01T00:00:04.000Z", { ...typeError, line: 5, type: "build-error" }),
+    );
+    expect(groups.map(({ kind, location, count }) => ({ kind, location, count }))).toEqual([
+      { kind: "typecheck", location: "convex/x.ts:5:14", count: 2 },
+      { kind: "push", location: undefined, count: 1 },
+      { kind: undefined, location: undefined, count: 1 },
+    ]);
+    groups = addNotification(groups, notification("✔ ready", "2026-01-01T00:00:05.000Z", { type: "resolved", resolves: ["f1"] }));
+    // The named error and the one without a fingerprint (stored before errors had one) are resolved.
+    expect(groups.map(({ message, resolved }) => ({ message, resolved }))).toEqual([
+      { message: "convex/x.ts:5:14 - error TS2322: …", resolved: true },
+      { message: "✖ push failed", resolved: false },
+      { message: "Error: legacy", resolved: true },
+    ]);
+  });
+
+  it("shows an error from the history that was resolved since as resolved", () => {
+    const [group] = feed(notification("✖ push failed", "2026-01-01T00:00:01.000Z", { fingerprint: "f2", resolvedAt: "2026-01-01T00:00:02.000Z" }));
+    expect(group.resolved).toBe(true);
+  });
+
   it("accepts only payloads of the notification shape", () => {
     expect(isErrorNotification(notification("Error: a", "2026-01-01T00:00:00.000Z"))).toBe(true);
     expect(isErrorNotification({ message: "no time" })).toBe(false);

@@ -1,19 +1,21 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { classifyError, createErrorReporter } from "@/lib/devlog/reporter";
 import { createProject } from "@/lib/projects";
 import memory from "@/lib/realtime/drivers/memory";
-import { listStoredErrorNotifications } from "@/lib/realtime/error-notifications";
+import { listStoredErrorNotifications, type StoredErrorNotification } from "@/lib/realtime/error-notifications";
 import { RealtimePublishError } from "@/lib/realtime/errors";
 import { MAX_EVENT_DATA_BYTES } from "@/lib/realtime/limits";
 import type { ErrorNotification } from "@/lib/realtime/payload";
 import type { Realtime, RealtimeMessage } from "@/lib/realtime/types";
 import { getStore } from "@/lib/store";
 import { createTestUser } from "../helpers/users";
+import { CLI_TYPECHECK_FAILED, TSC_ONE_ERROR } from "./recordings";
 
 let PROJECT_ID: string;
 let CHANNEL: string;
 
-beforeAll(async () => {
+// A project each: unresolved errors of one test would be resolved by the next one's first success.
+beforeEach(async () => {
   const db = await getStore();
   const owner = await createTestUser(db, "Reporter");
   PROJECT_ID = (await createProject(db, owner.user.id, "Reporter app")).id;
@@ -23,7 +25,7 @@ beforeAll(async () => {
 function listen(realtime = memory({})) {
   const received: RealtimeMessage[] = [];
   realtime.subscribe(CHANNEL, (message) => received.push(message));
-  const payloads = () => received.map((message) => message.payload as ErrorNotification);
+  const payloads = () => received.map((message) => message.payload as StoredErrorNotification);
   return { realtime, received, payloads };
 }
 
@@ -53,6 +55,10 @@ describe("createErrorReporter", () => {
         projectId: PROJECT_ID,
         type: "backend-error",
         source: "backend-dev",
+        kind: "push",
+        fingerprint: expect.stringMatching(/^[0-9a-f]{24}$/),
+        firstSeenAt: "2026-03-04T05:06:07.500Z",
+        resolvedAt: null,
       },
     ]);
   });
@@ -113,14 +119,43 @@ describe("resolved notifications", () => {
     reporter.write("✖ Error: Unable to push deployment config\n");
     reporter.write("\u001b[32m✔\u001b[39m 13:28:03 Convex functions ready! (8.35s)\n");
     await reporter.flush();
+    const [error, resolved] = payloads();
     expect(payloads().map(({ type, message }) => ({ type, message }))).toEqual([
       { type: "backend-error", message: "✖ Error: Unable to push deployment config" },
       // The shared redaction reads "Convex <word>" as an authorization header; the UI only needs the type.
       { type: "resolved", message: expect.stringMatching(/^✔ 13:28:03 Convex .* ready! \(8\.35s\)$/) },
     ]);
+    expect(resolved).toMatchObject({ resolvedAt: resolved.timestamp, resolves: [error.fingerprint] });
     expect(reporter.stats.resolved).toBe(1);
+    // The stored error carries its resolution; the resolved notification is stored as sent.
     const stored = await listStoredErrorNotifications(await getStore(), PROJECT_ID);
-    expect(stored.slice(-2)).toEqual(payloads());
+    expect(stored).toEqual([{ ...error, resolvedAt: resolved.timestamp }, resolved]);
+  });
+
+  it("the first success of a restarted dev server resolves the errors its earlier run left unresolved", async () => {
+    const { realtime, payloads } = listen();
+    const first = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
+    first.write(CLI_TYPECHECK_FAILED + TSC_ONE_ERROR);
+    await first.close();
+    // Another source's errors are not its to resolve.
+    const app = createErrorReporter({ projectId: PROJECT_ID, source: "app-dev", realtime });
+    app.write("TypeError: Cannot read properties of undefined (reading 'map')\n");
+    await app.close();
+
+    const restarted = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
+    restarted.write("✔ 13:30:00 Convex functions ready! (2.1s)\n✔ 13:30:09 Convex functions ready! (1.3s)\n");
+    await restarted.close();
+    const [typeError, appError, resolved, ...rest] = payloads();
+    expect(rest).toEqual([]);
+    expect(typeError).toMatchObject({ kind: "typecheck", file: "convex/count.ts", line: 3, column: 14 });
+    expect(appError).toMatchObject({ kind: "app-runtime", source: "app-dev" });
+    expect(resolved).toMatchObject({ type: "resolved", source: "backend-dev", resolves: [typeError.fingerprint] });
+    const stored = await listStoredErrorNotifications(await getStore(), PROJECT_ID);
+    expect(stored.map(({ kind, resolvedAt }) => ({ kind, resolvedAt }))).toEqual([
+      { kind: "typecheck", resolvedAt: resolved.timestamp },
+      { kind: "app-runtime", resolvedAt: null },
+      { kind: undefined, resolvedAt: resolved.timestamp },
+    ]);
   });
 
   it("sends nothing for a success without errors before it", async () => {
@@ -129,6 +164,28 @@ describe("resolved notifications", () => {
     reporter.write("✔ 13:28:03 Convex functions ready! (8.35s)\n✔ 13:29:10 Convex functions ready! (1.02s)\n");
     await reporter.close();
     expect(received).toEqual([]);
+  });
+});
+
+describe("repeats", () => {
+  it("a repeat of an unresolved error is neither sent nor stored again; after its resolution it is a new error", async () => {
+    const { realtime, payloads } = listen();
+    const reporter = createErrorReporter({ projectId: PROJECT_ID, source: "backend-dev", realtime });
+    // tsc runs again on each save: the same error, moved by an edit above it, at another time.
+    reporter.write(CLI_TYPECHECK_FAILED + TSC_ONE_ERROR);
+    await reporter.flush();
+    reporter.write(CLI_TYPECHECK_FAILED + TSC_ONE_ERROR.replace("\u001b[93m3\u001b[0m:", "\u001b[93m4\u001b[0m:"));
+    await reporter.flush();
+    expect(payloads().map(({ type, kind }) => ({ type, kind }))).toEqual([{ type: "build-error", kind: "typecheck" }]);
+    expect(await listStoredErrorNotifications(await getStore(), PROJECT_ID)).toHaveLength(1);
+
+    reporter.write("✔ 13:28:03 Convex functions ready! (8.35s)\n");
+    reporter.write(CLI_TYPECHECK_FAILED + TSC_ONE_ERROR);
+    await reporter.close();
+    const [first, resolved, again] = payloads();
+    expect(resolved).toMatchObject({ type: "resolved", resolves: [first.fingerprint] });
+    expect(again).toMatchObject({ kind: "typecheck", fingerprint: first.fingerprint, resolvedAt: null });
+    expect(again.id).not.toBe(first.id);
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLogScanner, type LogScannerOptions } from "@/lib/devlog/scanner";
+import { TYPECHECK_OUTPUT } from "./recordings";
 
 function collect(options: Partial<LogScannerOptions> = {}) {
   const messages: string[] = [];
@@ -202,24 +203,13 @@ describe("createLogScanner: multi-line grouping in time", () => {
   });
 });
 
-/**
- * What `npx convex dev` (convex 1.48, CI=1, stderr) printed for a type error in convex/, chunk by
- * chunk, with the milliseconds since it started: the announcement, then tsc's errors from its
- * second run (`--pretty true`), 14.6 s later on this 2-core machine at a load average of 20.
- */
-const TYPECHECK_OUTPUT: [number, string][] = [
-  [13_830, "Saved EXPO_PUBLIC_CONVEX_URL and EXPO_PUBLIC_CONVEX_SITE_URL to .env.local\n▌ Developing against deployment:\n▌ └─ http://127.0.0.1:40621\n"],
-  [13_884, "- Preparing Convex functions...\n\n"],
-  [51_555, "✖ TypeScript typecheck via `tsc` failed.\nTo ignore failing typecheck, use `--typecheck=disable`.\n"],
-  [51_583, "- Collecting TypeScript errors\n\n"],
-  [
-    66_161,
-    "\u001b[96mconvex/count.ts\u001b[0m:\u001b[93m3\u001b[0m:\u001b[93m69\u001b[0m - \u001b[91merror\u001b[0m\u001b[90m TS2322: \u001b[0mType 'string' is not assignable to type 'number'.\n\n" +
-      '\u001b[7m3\u001b[0m export const count = query({ args: {}, handler: async () => { const total: number = "many"; return total; } });\n' +
-      "\u001b[7m \u001b[0m \u001b[91m                                                                    ~~~~~\u001b[0m\n\n\nFound 1 error in convex/count.ts\u001b[90m:3\u001b[0m\n",
-  ],
-];
-const TYPE_ERROR = "convex/count.ts:3:69 - error TS2322: Type 'string' is not assignable to type 'number'.";
+/** tsc's error with its code frame (the source line starts with its number, not indented). */
+const TYPE_ERROR = [
+  "convex/count.ts:3:69 - error TS2322: Type 'string' is not assignable to type 'number'.",
+  "",
+  '3 export const count = query({ args: {}, handler: async () => { const total: number = "many"; return total; } });',
+  `${" ".repeat(70)}~~~~~`,
+].join("\n");
 
 describe("createLogScanner: the CLI's failed typecheck", () => {
   beforeEach(() => {
@@ -240,7 +230,7 @@ describe("createLogScanner: the CLI's failed typecheck", () => {
     vi.advanceTimersByTime(after);
   }
 
-  it("is one message, with tsc's file:line and message, however long tsc's second run takes", () => {
+  it("is one message, with tsc's file:line, message and code frame, however long tsc's second run takes", () => {
     for (const slower of [0.2, 1, 3]) {
       const { scanner, messages } = collect();
       play(scanner, slower, 1_000);

@@ -70,25 +70,43 @@ describe("GET /api/projects/:id/errors/stream", () => {
     expect(realtime.listenerCount(channel)).toBe(0);
 
     const base = { id: expect.stringMatching(/^[0-9]+$/), projectId: project.id, source: "backend-dev", timestamp: expect.any(String) };
+    const unresolved = { fingerprint: expect.stringMatching(/^[0-9a-f]{24}$/), firstSeenAt: expect.any(String), resolvedAt: null };
+    const [first] = events;
     expect(events).toEqual([
       {
         event: "error-notification",
-        payload: { ...base, type: "backend-error", message: "✖ Error: Unable to start push to https://happy-animal-123.convex.cloud" },
+        payload: { ...base, ...unresolved, type: "backend-error", kind: "push", message: "✖ Error: Unable to start push to https://happy-animal-123.convex.cloud" },
       },
       // The successful push between the two errors resolves the first.
-      { event: "error-notification", payload: { ...base, type: "resolved", message: expect.stringMatching(/^✔ 13:28:03 Convex .* ready! \(8\.35s\)$/) } },
       {
         event: "error-notification",
         payload: {
           ...base,
+          type: "resolved",
+          message: expect.stringMatching(/^✔ 13:28:03 Convex .* ready! \(8\.35s\)$/),
+          resolvedAt: expect.any(String),
+          resolves: [(first.payload as { fingerprint: string }).fingerprint],
+        },
+      },
+      {
+        event: "error-notification",
+        payload: {
+          ...base,
+          ...unresolved,
           type: "backend-error",
+          kind: "push",
+          file: "convex/messages.ts",
+          line: 3,
           message: [
             "Failed to analyze messages.js: Uncaught ReferenceError: foo is not defined",
             "    at <anonymous> (../convex/messages.ts:3:0)",
           ].join("\n"),
         },
       },
-      { event: "error-notification", payload: { ...base, type: "build-error", message: '✘ [ERROR] Could not resolve "./lib"' } },
+      {
+        event: "error-notification",
+        payload: { ...base, ...unresolved, type: "build-error", kind: "bundle", message: '✘ [ERROR] Could not resolve "./lib"' },
+      },
     ]);
   });
 });
