@@ -2,7 +2,7 @@
  * Manifest requests to the Expo Updates endpoint (GET /api/projects/<id>/updates) of the server
  * `npm start` runs, with 20 keep-alive connections from wrk in its own process (bench/http-load.ts):
  * p50/p99 latency, requests per second and server CPU per request for a manifest answer, a signed
- * manifest and a `noUpdateAvailable` directive, beside GET /api/health of the same server for
+ * manifest, an Android manifest and a `noUpdateAvailable` directive, beside GET /api/health of the same server for
  * reference, the cases alternating round by round. The published bundle's manifest lists 40
  * assets, like a small app with icons and fonts; the assets themselves are /blob URLs
  * (bench/blob-serve.ts).
@@ -25,7 +25,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-updates-"));
 Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false" });
 
 /**
- * Publishes one bundle for two projects (one signing) in the store, then closes it: the embedded
+ * Stores one commit's iOS and Android bundles for two projects (one signing) in the store, then closes it: the embedded
  * database admits one process. The owner is the demo user, whose sign-in link the server prints
  * at start (what the start helper waits for).
  */
@@ -34,7 +34,7 @@ async function seed(): Promise<{ plain: string; signed: string; updateId: string
   const { createUpdateManifest } = await import("@/lib/bundles/manifest");
   const { getStore } = await import("@/lib/store");
   const { insertProject } = await import("@/lib/store/projects");
-  const { BUNDLE_PLATFORM, publishBundle } = await import("@/lib/updates/releases");
+  const { insertRelease, upsertBundleUpdate } = await import("@/lib/store/updates");
   const { ensureSigningCertificate } = await import("@/lib/updates/signing");
   const { resetProcessSingletons } = await import("@/lib/singletons");
   const db = await getStore();
@@ -46,34 +46,31 @@ async function seed(): Promise<{ plain: string; signed: string; updateId: string
     const key = crypto.createHash("md5").update(bytes).digest("hex");
     return { bytes, key, type: "png", contentType: "image/png", url: `https://blobs.example.com/assets/${key}?i=${index}` };
   });
+  // The plain project's iOS update, which the noUpdateAvailable case runs.
   let updateId = "";
   const ids: string[] = [];
   for (const name of ["plain", "signed"]) {
     const project = name === "plain" ? demo.project : await insertProject(db, { ownerId: demo.project.ownerId, name });
     const createdAt = new Date();
-    const manifest = createUpdateManifest({
-      projectId: project.id,
-      commitSha: "abcdef1",
-      commitMessage: "Bench",
-      runtimeVersion: RUNTIME,
-      createdAt,
-      launchAsset: { bytes: bundle, url: "https://blobs.example.com/ios/index.js" },
-      assets,
-      expoConfig: { name: "Bench app", slug: "bench-app", version: "1.0.0", runtimeVersion: RUNTIME },
-    });
-    await publishBundle(db, {
-      projectId: project.id,
-      platform: BUNDLE_PLATFORM,
-      commitSha: "abcdef1",
-      commitMessage: "Bench",
-      runtimeVersion: RUNTIME,
-      updateId: manifest.id,
-      manifest: JSON.stringify(manifest),
-      size: bundle.byteLength,
-      createdAt,
-    });
+    for (const platform of ["ios", "android"]) {
+      const manifest = createUpdateManifest({
+        projectId: project.id,
+        platform,
+        commitSha: "abcdef1",
+        commitMessage: "Bench",
+        runtimeVersion: RUNTIME,
+        createdAt,
+        launchAsset: { bytes: Buffer.concat([bundle, Buffer.from(platform)]), url: `https://blobs.example.com/${platform}/index.js` },
+        assets,
+        expoConfig: { name: "Bench app", slug: "bench-app", version: "1.0.0", runtimeVersion: RUNTIME },
+      });
+      // Stored directly, not published: the assets' example URLs would fail the delivery check.
+      const stored = { projectId: project.id, platform, commitSha: "abcdef1", commitMessage: "Bench", runtimeVersion: RUNTIME };
+      await upsertBundleUpdate(db, { ...stored, updateId: manifest.id, manifest: JSON.stringify(manifest), size: bundle.byteLength, createdAt });
+      await insertRelease(db, { ...stored, channel: "main" });
+      if (platform === "ios" && name === "plain") updateId = manifest.id;
+    }
     if (name === "signed") await ensureSigningCertificate(db, project.id);
-    else updateId = manifest.id;
     ids.push(project.id);
   }
   await resetProcessSingletons();
@@ -87,6 +84,7 @@ try {
   const updates = (id: string) => `/api/projects/${id}/updates`;
   const cases: { label: string; path: string; headers: Record<string, string> }[] = [
     { label: "manifest", path: updates(ids.plain), headers: protocol },
+    { label: "android manifest", path: updates(ids.plain), headers: { ...protocol, "expo-platform": "android" } },
     { label: "signed manifest", path: updates(ids.signed), headers: { ...protocol, "expo-expect-signature": 'sig, keyid="main", alg="rsa-v1_5-sha256"' } },
     { label: "noUpdateAvailable", path: updates(ids.plain), headers: { ...protocol, "expo-current-update-id": ids.updateId } },
     // The reference: the cheapest route of the same server (one trivial query).

@@ -8,17 +8,26 @@ import { formatBytes } from "./upload";
 export interface BundleEntry {
   commitSha: string;
   commitMessage: string;
+  platform: string;
   runtimeVersion: string;
   size: number;
   createdAt: string;
   live: boolean;
+  deliveryError: string | null;
 }
 
-/** What a runtime version's update URL serves; `commitSha: null` is the update embedded in the app. */
+/**
+ * What a stream (channel, platform, runtime version) serves; `commitSha: null` is the update
+ * embedded in the app; under a staged rollout the other devices get `stable`.
+ */
 export interface ReleaseEntry {
+  channel: string;
+  platform: string;
   runtimeVersion: string;
   commitSha: string | null;
+  rolloutPercent: number;
   releasedAt: string;
+  stable: { commitSha: string | null } | null;
 }
 
 export interface BundleList {
@@ -27,13 +36,28 @@ export interface BundleList {
 }
 
 const shortSha = (sha: string) => sha.slice(0, 7);
+const servedText = (sha: string | null) => (sha ? `serves ${shortSha(sha)}` : "rolled back to the embedded update");
+
+/** A commit's bundles (one per platform) as one row. */
+function byCommit(bundles: BundleEntry[]) {
+  const commits = new Map<string, BundleEntry[]>();
+  for (const bundle of bundles) commits.set(bundle.commitSha, [...(commits.get(bundle.commitSha) ?? []), bundle]);
+  return [...commits.values()].map((entries) => ({
+    ...entries[0],
+    platforms: entries.map((entry) => entry.platform).join(", "),
+    size: entries.reduce((total, entry) => total + entry.size, 0),
+    live: entries.some((entry) => entry.live),
+    deliveryError: entries.find((entry) => entry.deliveryError)?.deliveryError ?? null,
+  }));
+}
 // Rendered on the server first: a fixed UTC format, so the browser's locale and time zone cannot make hydration differ.
 const utcMinute = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
 
 /**
- * The project's static bundles (newest first) and the update URL apps check: which bundle is
- * live per runtime version, a rollback (or promote) button on every other bundle, and a rollback
- * to the update embedded in the app (POST /api/projects/<id>/bundles/live).
+ * The project's static bundles (newest first, one row per commit with its platforms) and the
+ * update URL apps check: what each channel serves per platform and runtime version (with a staged
+ * rollout's share), a rollback (or promote) button on every other commit, a rollback to the update
+ * embedded in the app (POST /api/projects/<id>/bundles/live), and why a delivery check failed.
  */
 export function BundlesPanel({ projectId, updateUrl, initial }: { projectId: string; updateUrl: string; initial: BundleList }) {
   const [list, setList] = useState(initial);
@@ -41,7 +65,7 @@ export function BundlesPanel({ projectId, updateUrl, initial }: { projectId: str
   const [error, setError] = useState<string | null>(null);
   const api = `/api/projects/${encodeURIComponent(projectId)}/bundles`;
 
-  async function release(key: string, target: { commitSha: string } | { embedded: true; runtimeVersion: string }) {
+  async function release(key: string, target: { commitSha: string } | { embedded: true; runtimeVersion: string; channel: string; platform: string }) {
     setPending(key);
     setError(null);
     try {
@@ -69,16 +93,33 @@ export function BundlesPanel({ projectId, updateUrl, initial }: { projectId: str
         </p>
       )}
       {list.releases.map((entry) => (
-        <p key={entry.runtimeVersion} className="row spread small" data-testid={`release-${entry.runtimeVersion}`}>
+        <p
+          key={`${entry.channel}/${entry.platform}/${entry.runtimeVersion}`}
+          className="row spread small"
+          data-testid={`release-${entry.channel}-${entry.platform}-${entry.runtimeVersion}`}
+        >
           <span>
-            Runtime {entry.runtimeVersion}: {entry.commitSha ? <>serves {shortSha(entry.commitSha)}</> : <>rolled back to the embedded update</>}
+            {entry.channel} · {entry.platform} · runtime {entry.runtimeVersion}: {servedText(entry.commitSha)}
+            {entry.rolloutPercent < 100 && (
+              <span className="muted">
+                {" "}
+                to {entry.rolloutPercent} % of devices; the others: {entry.stable ? servedText(entry.stable.commitSha) : "no update"}
+              </span>
+            )}
           </span>
           {entry.commitSha && (
             <button
               type="button"
               className="link-button danger-text"
               disabled={pending !== null}
-              onClick={() => release(`embedded:${entry.runtimeVersion}`, { embedded: true, runtimeVersion: entry.runtimeVersion })}
+              onClick={() =>
+                release(`embedded:${entry.channel}/${entry.platform}/${entry.runtimeVersion}`, {
+                  embedded: true,
+                  runtimeVersion: entry.runtimeVersion,
+                  channel: entry.channel,
+                  platform: entry.platform,
+                })
+              }
             >
               Roll back to embedded
             </button>
@@ -89,7 +130,7 @@ export function BundlesPanel({ projectId, updateUrl, initial }: { projectId: str
         <p className="muted">No bundles yet. A bundle build publishes one.</p>
       ) : (
         <ul className="bundle-list" aria-label="Bundles">
-          {list.bundles.map((bundle) => {
+          {byCommit(list.bundles).map((bundle) => {
             const live = liveCreatedAt(bundle.runtimeVersion);
             return (
               <li key={bundle.commitSha} className="row spread small" data-commit={bundle.commitSha}>
@@ -97,8 +138,9 @@ export function BundlesPanel({ projectId, updateUrl, initial }: { projectId: str
                   <code>{shortSha(bundle.commitSha)}</code> {bundle.commitMessage || <span className="muted">(no message)</span>}
                   <span className="muted">
                     {" "}
-                    · runtime {bundle.runtimeVersion} · {formatBytes(bundle.size)} · <time dateTime={bundle.createdAt}>{utcMinute(bundle.createdAt)}</time>
+                    · {bundle.platforms} · runtime {bundle.runtimeVersion} · {formatBytes(bundle.size)} · <time dateTime={bundle.createdAt}>{utcMinute(bundle.createdAt)}</time>
                   </span>
+                  {bundle.deliveryError && <span className="danger-text"> · delivery check failed: {bundle.deliveryError}</span>}
                 </span>
                 {bundle.live ? (
                   <span className="badge badge-connected">Live</span>

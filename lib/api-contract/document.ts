@@ -20,8 +20,10 @@ interface ApiRoute {
   failure?: z.ZodType;
   /** A public route: no session or token needed. */
   open?: boolean;
-  /** The success answer's media type when `ok` is null. */
-  stream?: string;
+  /** The success answer's media type when `ok` is null; several when the `accept` header chooses. */
+  stream?: string | string[];
+  /** The body of a negotiated JSON answer (a `stream` media type ending in `json`). */
+  negotiatedJson?: z.ZodType;
 }
 
 // Adding a route to the document is one entry here.
@@ -43,7 +45,17 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["post", "/api/projects/{id}/bundles", { summary: "Queue a build and upload of the static iOS bundle; the job's result is the bundle", ok: s.jobResponse, status: 202, body: s.bundleBody }],
   ["get", "/api/projects/{id}/bundles", { summary: "The uploaded bundles, newest first, and what the update URL serves", ok: s.bundleListResponse }],
   ["post", "/api/projects/{id}/bundles/live", { summary: "Promote a bundle, or roll back to an earlier one or to the embedded update", ok: s.releaseResponse, body: s.releaseBody }],
-  ["get", "/api/projects/{id}/updates", { summary: "The Expo Updates protocol v1 endpoint an app's updates.url names", ok: null, stream: "multipart/mixed", open: true }],
+  [
+    "get",
+    "/api/projects/{id}/updates",
+    {
+      summary: "The Expo Updates protocol v1 endpoint an app's updates.url names (multipart, or the manifest alone as JSON; 406 when accept allows neither)",
+      ok: null,
+      stream: ["multipart/mixed", "application/expo+json", "application/json"],
+      negotiatedJson: s.expoUpdatesManifest,
+      open: true,
+    },
+  ],
   ["get", "/api/projects/{id}/updates/certificate", { summary: "Download the code-signing certificate", ok: null, stream: "application/x-pem-file" }],
   ["post", "/api/projects/{id}/updates/certificate", { summary: "Turn on code signing: create the key (201) or answer the existing certificate (200)", ok: null, stream: "application/x-pem-file", status: [201, 200] }],
   ["get", "/api/projects/{id}/jobs/{jobId}", { summary: "A background job of the project: its state, then its result or error", ok: s.jobResponse }],
@@ -69,7 +81,15 @@ const pathParams = (path: string) => (path.includes("{jobId}") ? s.projectJobPar
 function toRouteConfig(method: Method, path: string, route: ApiRoute): RouteConfig {
   const success = route.ok
     ? { description: route.summary, content: { "application/json": { schema: route.ok } } }
-    : { description: route.summary, content: { [route.stream ?? "application/octet-stream"]: { schema: { type: "string" as const } } } };
+    : {
+        description: route.summary,
+        content: Object.fromEntries(
+          [route.stream ?? "application/octet-stream"].flat().map((mediaType) => [
+            mediaType,
+            { schema: route.negotiatedJson && mediaType.endsWith("json") ? route.negotiatedJson : { type: "string" as const } },
+          ]),
+        ),
+      };
   const body = route.body ? { content: { "application/json": { schema: route.body } } } : route.form && { content: { [route.form.mediaType]: { schema: route.form.schema } } };
   return {
     method,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { commitShaSchema } from "@/lib/bundles/commit";
+import { channelSchema, PLATFORMS, rolloutPercentSchema } from "@/lib/updates/streams";
 
 /**
  * The zod schemas of our /api: the routes parse their input with the request schemas, and the
@@ -114,18 +115,54 @@ export const chatImageForm = multipartUpload({});
 
 // ---- bundles and updates
 
-export const bundleBody = z.object({ commitSha: commitShaSchema.optional(), commitMessage: z.string().max(10_000).optional() });
-export const bundleResponse = z.strictObject({ success: z.literal(true), manifestUrl: z.string(), bundleUrl: z.string(), commitSha: z.string() });
+const platform = z.enum(PLATFORMS);
+/** Where a publish or promote goes: a channel (the app's `expo-channel-name`), to a share of devices. */
+const releaseTo = { channel: channelSchema.optional(), rolloutPercent: rolloutPercentSchema.optional() };
 
-/** What an update URL serves for one (platform, runtime version); a null commit: the update embedded in the app. */
+export const bundleBody = z.object({
+  commitSha: commitShaSchema.optional(),
+  commitMessage: z.string().max(10_000).optional(),
+  /** @defaultValue both */
+  platforms: z.array(platform).min(1).optional(),
+  ...releaseTo,
+});
+const platformBundle = z.strictObject({ manifestUrl: z.string(), bundleUrl: z.string() });
+export const bundleResponse = z.strictObject({
+  success: z.literal(true),
+  /** The iOS bundle's (else the first platform's), as spec 4.4 answers. */
+  manifestUrl: z.string(),
+  bundleUrl: z.string(),
+  platforms: z.partialRecord(platform, platformBundle),
+  commitSha: z.string(),
+});
+
+const releaseEntry = { commitSha: z.string().nullable(), rolloutPercent: z.number(), releasedAt: z.string() };
+/**
+ * What an update URL serves for one stream (channel, platform, runtime version); a null commit:
+ * the update embedded in the app. Under a staged rollout (`rolloutPercent` < 100) the devices left
+ * out get `stable`.
+ */
 const releaseSummary = z
-  .strictObject({ platform: z.string(), runtimeVersion: z.string(), commitSha: z.string().nullable(), releasedAt: z.string() })
+  .strictObject({ channel: z.string(), platform: z.string(), runtimeVersion: z.string(), ...releaseEntry, stable: z.strictObject(releaseEntry).nullable() })
   .meta({ id: "Release" });
-export const releaseResponse = releaseSummary;
+export const releaseResponse = z.strictObject({ releases: z.array(releaseSummary) });
 export const releaseBody = z.union([
-  z.strictObject({ commitSha: commitShaSchema }),
-  z.strictObject({ embedded: z.literal(true), runtimeVersion: z.string().min(1).max(256) }),
+  z.strictObject({ commitSha: commitShaSchema, platform: platform.optional(), ...releaseTo }),
+  z.strictObject({ embedded: z.literal(true), runtimeVersion: z.string().min(1).max(256), platform: platform.optional(), channel: channelSchema.optional() }),
 ]);
+const manifestAsset = z.object({ hash: z.string().optional(), key: z.string(), contentType: z.string(), fileExtension: z.string().optional(), url: z.string() });
+/** An Expo Updates protocol v1 manifest, as the update URL serves it to a client that accepts only JSON. */
+export const expoUpdatesManifest = z
+  .object({
+    id: z.string(),
+    createdAt: z.string(),
+    runtimeVersion: z.string(),
+    launchAsset: manifestAsset,
+    assets: z.array(manifestAsset),
+    metadata: z.record(z.string(), z.string()),
+    extra: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "ExpoUpdatesManifest" });
 export const bundleListResponse = z.strictObject({
   bundles: z.array(
     z.strictObject({
@@ -137,6 +174,8 @@ export const bundleListResponse = z.strictObject({
       size: z.number(),
       createdAt: z.string(),
       live: z.boolean(),
+      /** Why its last delivery check failed (it never went live then); null when it passed. */
+      deliveryError: z.string().nullable(),
     }),
   ),
   releases: z.array(releaseSummary),

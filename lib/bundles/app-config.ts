@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Platform } from "@/lib/updates/streams";
 import { APP_DIR, FileNotFoundError, isSandboxError, type Sandbox } from "@/lib/sandbox";
 import { BundleBuildError } from "./errors";
 
@@ -13,6 +14,7 @@ const expoConfigSchema = z.looseObject({
   sdkVersion: z.string().optional(),
   runtimeVersion: runtimeVersionField.optional(),
   ios: z.looseObject({ runtimeVersion: runtimeVersionField.optional(), buildNumber: z.string().optional() }).optional(),
+  android: z.looseObject({ runtimeVersion: runtimeVersionField.optional(), versionCode: z.number().int().optional() }).optional(),
 });
 
 export type ExpoConfig = z.output<typeof expoConfigSchema>;
@@ -20,7 +22,8 @@ export type ExpoConfig = z.output<typeof expoConfigSchema>;
 export interface AppConfig {
   /** The `expo` object of app.json (public: it ships inside every app binary). */
   expo: ExpoConfig;
-  runtimeVersion: string;
+  /** The `expo` dependency range of package.json, for the `sdkVersion` policy. */
+  expoDependency?: string;
 }
 
 /** `54.0.0` from a dependency range such as `~54.0.0` or `^54.0.3`: SDK versions are `<major>.0.0`. */
@@ -30,12 +33,13 @@ function sdkVersionFromRange(range: string | undefined): string | undefined {
 }
 
 /**
- * The runtime version the iOS build of this config runs: `ios.runtimeVersion` over the top-level
- * one; policies resolved as Expo resolves them; no runtimeVersion at all means the `sdkVersion`
- * policy. The `fingerprint` policy needs Expo's fingerprint tool, so it is refused.
+ * The runtime version a platform's build of this config runs: `ios.runtimeVersion` (or
+ * `android.runtimeVersion`) over the top-level one; policies resolved as Expo resolves them (the
+ * native version: iOS `buildNumber`, Android `versionCode`); no runtimeVersion at all means the
+ * `sdkVersion` policy. The `fingerprint` policy needs Expo's fingerprint tool, so it is refused.
  */
-export function resolveRuntimeVersion(expo: ExpoConfig, expoDependency?: string): string {
-  const declared = expo.ios?.runtimeVersion ?? expo.runtimeVersion ?? { policy: "sdkVersion" as const };
+export function resolveRuntimeVersion(expo: ExpoConfig, expoDependency?: string, platform: Platform = "ios"): string {
+  const declared = expo[platform]?.runtimeVersion ?? expo.runtimeVersion ?? { policy: "sdkVersion" as const };
   if (typeof declared === "string") return declared;
   const missing = (what: string) =>
     new BundleBuildError("config", `runtimeVersion policy "${declared.policy}" needs ${what} in app.json; or set runtimeVersion to a string.`);
@@ -45,7 +49,7 @@ export function resolveRuntimeVersion(expo: ExpoConfig, expoDependency?: string)
       return expo.version;
     case "nativeVersion":
       if (!expo.version) throw missing('"version"');
-      return `${expo.version}(${expo.ios?.buildNumber ?? "1"})`;
+      return `${expo.version}(${platform === "ios" ? (expo.ios?.buildNumber ?? "1") : String(expo.android?.versionCode ?? 1)})`;
     case "sdkVersion": {
       const sdk = expo.sdkVersion ?? sdkVersionFromRange(expoDependency);
       if (!sdk) throw missing('"sdkVersion" (or an "expo" dependency in package.json)');
@@ -82,5 +86,7 @@ export async function readAppConfig(sandbox: Sandbox, appDir: string = APP_DIR):
     .looseObject({ dependencies: z.record(z.string(), z.string()).optional() })
     .safeParse(await readJson(sandbox, appDir, "package.json"));
   const expoDependency = packageJson.success ? packageJson.data.dependencies?.expo : undefined;
-  return { expo: parsed.data, runtimeVersion: resolveRuntimeVersion(parsed.data, expoDependency) };
+  // A config whose runtime version cannot be resolved fails here, before any export.
+  resolveRuntimeVersion(parsed.data, expoDependency);
+  return { expo: parsed.data, expoDependency };
 }

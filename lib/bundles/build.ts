@@ -5,12 +5,14 @@ import { log, redactSecrets } from "@/lib/log";
 import { getSandboxProvider, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
 import { processSingleton } from "@/lib/singletons";
 import { getStore } from "@/lib/store";
-import { BUNDLE_PLATFORM, publishBundle } from "@/lib/updates/releases";
-import { type AppConfig, readAppConfig } from "./app-config";
+import type { BundleUpdate } from "@/lib/store/updates";
+import { publishBundles } from "@/lib/updates/releases";
+import { PLATFORMS, type Platform } from "@/lib/updates/streams";
+import { type AppConfig, readAppConfig, resolveRuntimeVersion } from "./app-config";
 import { parseCommitSha } from "./commit";
 import { BundleBuildError } from "./errors";
-import { DEFAULT_EXPORT_COMMAND, type ExportOutput, readExportOutput, runExportCommand, withCommitCheckout } from "./export";
-import { createUpdateManifest, type UpdateManifest } from "./manifest";
+import { exportCommandFor, type ExportOutput, readExportOutput, runExportCommand, withCommitCheckout } from "./export";
+import { createUpdateManifest } from "./manifest";
 import { bundlePrefix } from "./paths";
 import { mapWithConcurrency } from "./pool";
 
@@ -21,11 +23,26 @@ export interface BuildStaticBundleInput {
   /** Names the upload folder `bundles/<project_id>/<commit_id>/`; 7–64 hex digits. */
   commitSha: string;
   commitMessage: string;
+  /** The platforms to export and publish. @defaultValue both */
+  platforms?: Platform[];
+  /** The channel the build is released to. @defaultValue main */
+  channel?: string;
+  /** The share of devices the release goes to. @defaultValue 100 */
+  rolloutPercent?: number;
 }
 
-/** Spec 4.4 output; a failure carries a user-facing (redacted) message and a stable code. */
+/** Where one platform's bundle was uploaded. */
+export interface PlatformBundleUrls {
+  manifestUrl: string;
+  bundleUrl: string;
+}
+
+/**
+ * Spec 4.4 output (`manifestUrl`, `bundleUrl`: the iOS bundle's, else the first platform's) with
+ * each platform's; a failure carries a user-facing (redacted) message and a stable code.
+ */
 export type BuildStaticBundleResult =
-  | { success: true; manifestUrl: string; bundleUrl: string }
+  | ({ success: true; platforms: Partial<Record<Platform, PlatformBundleUrls>> } & PlatformBundleUrls)
   | { success: false; error: string; code: string; /** The HTTP status the failure maps to. */ status: number };
 
 export interface BuildStaticBundleOptions {
@@ -33,7 +50,7 @@ export interface BuildStaticBundleOptions {
   blob?: BlobStore;
   /** Used by {@link buildStaticBundle} to reach the sandbox. @defaultValue getSandboxProvider() */
   provider?: SandboxProvider;
-  /** Shell command writing the export to `dist/` of the commit's checkout. @defaultValue BUNDLE_EXPORT_COMMAND, else `npx expo export …` */
+  /** Shell command writing the export to `dist/` of the commit's checkout. @defaultValue BUNDLE_EXPORT_COMMAND, else `npx expo export` of the requested platforms */
   exportCommand?: string;
   /** @defaultValue 600_000 (Metro's first build of a large app takes minutes) */
   exportTimeoutMs?: number;
@@ -64,68 +81,94 @@ function serialized<T>(sandboxId: string, build: () => Promise<T>): Promise<T> {
 const putFile = (blob: BlobStore, pathname: string, body: Uint8Array | string, contentType: string, cacheControlMaxAge?: number) =>
   blob.put(pathname, body, { access: "public", allowOverwrite: true, contentType, cacheControlMaxAge });
 
+type PublishInput = Omit<BuildStaticBundleInput, "sandboxId" | "platforms"> & { platforms: Platform[] };
+
 /**
- * Uploads the export: bundle and assets in parallel (bounded), then the asset map, then the
- * manifest, last, so a manifest is never visible before every file it points to.
+ * Uploads the export: the platforms' bundles and the assets in parallel (bounded), then the asset
+ * map, then each platform's manifest, last, so a manifest is never visible before every file it
+ * points to. Answers each platform's bundle record.
  */
-async function publishExport(
+async function uploadExport(
   blob: BlobStore,
-  input: Omit<BuildStaticBundleInput, "sandboxId">,
+  input: PublishInput,
   build: { output: ExportOutput; appConfig: AppConfig; createdAt: Date; concurrency: number },
-): Promise<{ manifestUrl: string; bundleUrl: string; manifest: UpdateManifest; manifestText: string }> {
+): Promise<{ bundle: BundleUpdate; urls: PlatformBundleUrls }[]> {
   const { output, appConfig } = build;
   const prefix = bundlePrefix(input.projectId, input.commitSha);
   const files = [
-    { name: "ios/index.js", bytes: output.bundle, contentType: "application/javascript", maxAge: REPLACEABLE_MAX_AGE_SECONDS },
+    ...input.platforms.map((platform) => ({ name: `${platform}/index.js`, bytes: output.platforms[platform]!.bundle, contentType: "application/javascript", maxAge: REPLACEABLE_MAX_AGE_SECONDS })),
     ...output.assets.map((asset) => ({ name: `assets/${asset.key}`, bytes: asset.bytes, contentType: asset.contentType, maxAge: undefined })),
   ];
   const uploaded = await mapWithConcurrency(files, build.concurrency, (file) =>
     putFile(blob, prefix + file.name, file.bytes, file.contentType, file.maxAge),
   );
+  const assetUrls = new Map(output.assets.map((asset, index) => [asset.key, uploaded[input.platforms.length + index].url]));
   if (output.assetMap) {
     await putFile(blob, `${prefix}assetmap.json`, JSON.stringify(output.assetMap), "application/json", REPLACEABLE_MAX_AGE_SECONDS);
   }
-  const manifest = createUpdateManifest({
-    ...input,
-    runtimeVersion: appConfig.runtimeVersion,
-    createdAt: build.createdAt,
-    launchAsset: { bytes: output.bundle, url: uploaded[0].url },
-    assets: output.assets.map((asset, index) => ({ ...asset, url: uploaded[index + 1].url })),
-    expoConfig: appConfig.expo,
-  });
-  const manifestText = JSON.stringify(manifest);
-  const stored = await putFile(blob, `${prefix}ios/manifest.json`, manifestText, "application/json", REPLACEABLE_MAX_AGE_SECONDS);
-  return { manifestUrl: stored.url, bundleUrl: uploaded[0].url, manifest, manifestText };
+  return Promise.all(
+    input.platforms.map(async (platform, index) => {
+      const exported = output.platforms[platform]!;
+      const used = new Set(exported.assetKeys);
+      const assets = output.assets.filter((asset) => used.has(asset.key));
+      const manifest = createUpdateManifest({
+        ...input,
+        platform,
+        runtimeVersion: resolveRuntimeVersion(appConfig.expo, appConfig.expoDependency, platform),
+        createdAt: build.createdAt,
+        launchAsset: { bytes: exported.bundle, url: uploaded[index].url },
+        assets: assets.map((asset) => ({ ...asset, url: assetUrls.get(asset.key)! })),
+        expoConfig: appConfig.expo,
+      });
+      const manifestText = JSON.stringify(manifest);
+      const stored = await putFile(blob, `${prefix}${platform}/manifest.json`, manifestText, "application/json", REPLACEABLE_MAX_AGE_SECONDS);
+      const bundle: BundleUpdate = {
+        projectId: input.projectId,
+        platform,
+        commitSha: input.commitSha,
+        commitMessage: input.commitMessage,
+        runtimeVersion: manifest.runtimeVersion,
+        updateId: manifest.id,
+        manifest: manifestText,
+        size: assets.reduce((total, asset) => total + asset.bytes.byteLength, exported.bundle.byteLength),
+        createdAt: build.createdAt,
+      };
+      return { bundle, urls: { manifestUrl: stored.url, bundleUrl: uploaded[index].url } };
+    }),
+  );
 }
 
-async function exportAndUpload(sandbox: Sandbox, input: Omit<BuildStaticBundleInput, "sandboxId">, options: BuildStaticBundleOptions) {
+async function exportAndUpload(sandbox: Sandbox, input: PublishInput, options: BuildStaticBundleOptions) {
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  const command = options.exportCommand ?? getConfig().BUNDLE_EXPORT_COMMAND ?? DEFAULT_EXPORT_COMMAND;
+  const command = options.exportCommand ?? getConfig().BUNDLE_EXPORT_COMMAND ?? exportCommandFor(input.platforms);
   const { appConfig, output } = await withCommitCheckout(sandbox, input.commitSha, async (dir) => {
     const appConfig = await readAppConfig(sandbox, dir);
     await runExportCommand(sandbox, command, options.exportTimeoutMs ?? DEFAULT_EXPORT_TIMEOUT_MS, dir);
     return { appConfig, output: await readExportOutput(sandbox, concurrency, dir) };
   });
+  const missing = input.platforms.filter((platform) => !output.platforms[platform]);
+  if (missing.length > 0) throw new BundleBuildError("output", `The export wrote no ${missing.join(" or ")} bundle (dist/metadata.json).`);
   const createdAt = (options.now ?? (() => new Date()))();
-  const { manifest, manifestText, ...urls } = await publishExport(options.blob ?? getBlobStore(), input, { output, appConfig, createdAt, concurrency }).catch(
-    (error: unknown) => {
-      throw new BundleBuildError("upload", `Uploading the bundle failed: ${(error as Error).message}`, { cause: error });
-    },
-  );
-  const size = output.assets.reduce((total, asset) => total + asset.bytes.byteLength, output.bundle.byteLength);
-  await publishBundle(await getStore(), {
-    ...input,
-    platform: BUNDLE_PLATFORM,
-    runtimeVersion: manifest.runtimeVersion,
-    updateId: manifest.id,
-    manifest: manifestText,
-    size,
-    createdAt,
-  }).catch((error: unknown) => {
+  const published = await uploadExport(options.blob ?? getBlobStore(), input, { output, appConfig, createdAt, concurrency }).catch((error: unknown) => {
+    if (isAppError(error)) throw error;
+    throw new BundleBuildError("upload", `Uploading the bundle failed: ${(error as Error).message}`, { cause: error });
+  });
+  await publishBundles(
+    await getStore(),
+    published.map((entry) => entry.bundle),
+    { channel: input.channel, rolloutPercent: input.rolloutPercent },
+  ).catch((error: unknown) => {
+    if (isAppError(error)) throw error;
     throw new BundleBuildError("publish", `Publishing the bundle failed: ${(error as Error).message}`, { cause: error });
   });
-  log.info("static bundle uploaded and published", { projectId: input.projectId, commitSha: input.commitSha, assets: output.assets.length, bundleBytes: output.bundle.byteLength });
-  return urls;
+  log.info("static bundle uploaded and published", {
+    projectId: input.projectId,
+    commitSha: input.commitSha,
+    platforms: input.platforms,
+    assets: output.assets.length,
+  });
+  const platforms = Object.fromEntries(published.map((entry) => [entry.bundle.platform, entry.urls]));
+  return { ...(platforms.ios ?? published[0].urls), platforms };
 }
 
 function failure(error: unknown, context: Record<string, unknown>): BuildStaticBundleResult {
@@ -136,10 +179,11 @@ function failure(error: unknown, context: Record<string, unknown>): BuildStaticB
 }
 
 /**
- * Exports the app in an already connected sandbox and uploads it under
- * `bundles/<project_id>/<commit_id>/` (spec 2.9): `ios/index.js`, `assets/<file>`,
- * `assetmap.json`, then `ios/manifest.json` (Expo Updates v1); then publishes it: the project's
- * update URL serves it to apps of its runtime version (lib/updates). Never throws.
+ * Exports the app for each platform (one `expo export`) in an already connected sandbox and
+ * uploads it under `bundles/<project_id>/<commit_id>/` (spec 2.9, `android/` beside `ios/`):
+ * `<platform>/index.js`, `assets/<file>`, `assetmap.json`, then `<platform>/manifest.json`
+ * (Expo Updates v1); then publishes it after its delivery check: the project's update URL serves
+ * it on the channel to apps of its runtime version (lib/updates). Never throws.
  */
 export async function buildBundleInSandbox(
   sandbox: Sandbox,
@@ -150,7 +194,8 @@ export async function buildBundleInSandbox(
   try {
     if (!PROJECT_ID.test(input.projectId)) throw new BadRequestError("projectId must be letters, digits, - or _.", "invalid_project_id");
     const commitSha = parseCommitSha(input.commitSha);
-    const urls = await serialized(sandbox.sandboxId, () => exportAndUpload(sandbox, { ...input, commitSha }, options));
+    const platforms = PLATFORMS.filter((platform) => !input.platforms || input.platforms.includes(platform));
+    const urls = await serialized(sandbox.sandboxId, () => exportAndUpload(sandbox, { ...input, commitSha, platforms }, options));
     return { success: true, ...urls };
   } catch (error) {
     return failure(error, context);

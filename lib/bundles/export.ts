@@ -3,13 +3,18 @@ import path from "node:path";
 import { z } from "zod";
 import { contentTypeForPathname } from "@/lib/blob/content-type";
 import { redactSecrets } from "@/lib/log";
+import { PLATFORMS, type Platform } from "@/lib/updates/streams";
 import { APP_DIR, CommandExitError, FileNotFoundError, isSandboxError, type Sandbox, SANDBOX_HOME, SandboxTimeoutError } from "@/lib/sandbox";
 import { verifyCommit } from "./commit";
 import { BundleBuildError } from "./errors";
 import { mapWithConcurrency } from "./pool";
 
-/** What runs when `BUNDLE_EXPORT_COMMAND` is unset: Expo's own export, Hermes bytecode for iOS. */
-export const DEFAULT_EXPORT_COMMAND = "npx expo export --platform ios --output-dir dist --dump-assetmap";
+/** Expo's own export of the given platforms, Hermes bytecode each (what runs when `BUNDLE_EXPORT_COMMAND` is unset). */
+export const exportCommandFor = (platforms: readonly Platform[]) =>
+  `npx expo export ${platforms.map((platform) => `--platform ${platform}`).join(" ")} --output-dir dist --dump-assetmap`;
+
+/** The export of every platform: one Metro run, one bundle per platform, assets shared. */
+export const DEFAULT_EXPORT_COMMAND = exportCommandFor(PLATFORMS);
 
 /** Where every export command must write, relative to the checkout (`--output-dir dist`). */
 const OUTPUT_DIR = "dist";
@@ -101,10 +106,9 @@ export async function runExportCommand(sandbox: Sandbox, command: string, timeou
 const bundlePath = z.string().regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[\w./@-]+$/, "unsafe bundle path");
 const assetPath = z.string().regex(/^assets\/[\w-][\w.-]*$/, "unsafe asset path");
 
+const platformMetadata = z.object({ bundle: bundlePath, assets: z.array(z.object({ path: assetPath, ext: z.string().regex(/^\w+$/) })) });
 const metadataSchema = z.object({
-  fileMetadata: z.object({
-    ios: z.object({ bundle: bundlePath, assets: z.array(z.object({ path: assetPath, ext: z.string().regex(/^\w+$/) })) }),
-  }),
+  fileMetadata: z.partialRecord(z.enum(PLATFORMS), platformMetadata).refine((platforms) => Object.keys(platforms).length > 0, "no ios or android bundle"),
 });
 
 const assetMapSchema = z.record(
@@ -121,9 +125,18 @@ export interface ExportedAsset {
   bytes: Uint8Array;
 }
 
-export interface ExportOutput {
-  /** The iOS bundle, byte for byte (Hermes bytecode is binary). */
+/** One platform's part of an export. */
+export interface PlatformExport {
+  /** The bundle, byte for byte (Hermes bytecode is binary). */
   bundle: Uint8Array;
+  /** The keys (file names under `assets/`) of the assets this platform's bundle uses. */
+  assetKeys: string[];
+}
+
+export interface ExportOutput {
+  /** Each exported platform's bundle; at least one. */
+  platforms: Partial<Record<Platform, PlatformExport>>;
+  /** The assets of every platform, each once. */
   assets: ExportedAsset[];
   /** assetmap.json without build-machine paths (`files`, `fileSystemLocation`); null when absent. */
   assetMap: Record<string, Record<string, unknown>> | null;
@@ -148,8 +161,8 @@ async function readJsonOutput<S extends z.ZodType>(sandbox: Sandbox, outputDir: 
 }
 
 /**
- * Reads an export from the checkout's `dist/`: the bundle and asset files named by metadata.json
- * (never globbed), every one as bytes, at most `concurrency` reads at a time.
+ * Reads an export from the checkout's `dist/`: each platform's bundle and the asset files named by
+ * metadata.json (never globbed), every one as bytes, at most `concurrency` reads at a time.
  */
 export async function readExportOutput(sandbox: Sandbox, concurrency: number, dir: string): Promise<ExportOutput> {
   const outputDir = `${dir}/${OUTPUT_DIR}`;
@@ -164,22 +177,25 @@ export async function readExportOutput(sandbox: Sandbox, concurrency: number, di
     for (const file of asset.fileHashes ?? [hash]) typeByFile.set(file, asset.type);
   }
 
-  const { bundle: bundleFile, assets: listed } = metadata.fileMetadata.ios;
-  const unique = [...new Map(listed.map((asset) => [asset.path, asset])).values()];
+  const exported = Object.entries(metadata.fileMetadata) as [Platform, z.output<typeof platformMetadata>][];
+  const unique = [...new Map(exported.flatMap(([, files]) => files.assets).map((asset) => [asset.path, asset])).values()];
   const readBytes = (relative: string) =>
     sandbox.files.read(`${outputDir}/${relative}`, { format: "bytes" }).catch((error: unknown) => {
       if (isSandboxError(error, FileNotFoundError)) throw new BundleBuildError("output", `dist/metadata.json names ${relative}, which the export did not write.`);
       throw error;
     });
-  const [bundle, assets] = await Promise.all([
-    readBytes(bundleFile),
+  const [bundles, assets] = await Promise.all([
+    Promise.all(exported.map(([, files]) => readBytes(files.bundle))),
     mapWithConcurrency(unique, concurrency, async ({ path, ext }): Promise<ExportedAsset> => {
       const key = path.slice("assets/".length);
       const type = typeByFile.get(key) ?? ext;
       return { key, type, contentType: contentTypeForPathname(`${key}.${type}`), bytes: await readBytes(path) };
     }),
   ]);
-  return { bundle, assets, assetMap: assetMap && withoutBuildPaths(assetMap) };
+  const platforms = Object.fromEntries(
+    exported.map(([platform, files], index) => [platform, { bundle: bundles[index], assetKeys: [...new Set(files.assets.map((asset) => asset.path.slice("assets/".length)))] }]),
+  );
+  return { platforms, assets, assetMap: assetMap && withoutBuildPaths(assetMap) };
 }
 
 function withoutBuildPaths(assetMap: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 
 /**
  * The Expo Updates protocol v1 manifest (docs.expo.dev/technical-specs/expo-updates-1), stored
- * as `ios/manifest.json` next to the bundle it launches.
+ * as `<platform>/manifest.json` next to the bundle it launches.
  */
 export interface UpdateManifest {
   /** A UUID: the iOS client refuses any other id. */
@@ -62,6 +62,8 @@ export interface UploadedAsset extends UploadedFile {
 
 export interface ManifestInput {
   projectId: string;
+  /** The platform the launch asset was exported for (`metadata.platform`). */
+  platform: string;
   commitSha: string;
   commitMessage: string;
   runtimeVersion: string;
@@ -93,7 +95,7 @@ export function createUpdateManifest(input: ManifestInput): UpdateManifest {
       url: input.launchAsset.url,
     },
     assets,
-    metadata: { platform: "ios", commitSha: input.commitSha, commitMessage: input.commitMessage },
+    metadata: { platform: input.platform, commitSha: input.commitSha, commitMessage: input.commitMessage },
     extra: input.expoConfig ? { expoClient: input.expoConfig } : {},
   };
 }

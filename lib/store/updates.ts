@@ -14,21 +14,44 @@ export interface BundleUpdate {
   /** Bytes of the bundle and its assets. */
   size: number;
   createdAt: Date;
+  /** Why the bundle's last delivery check failed; null when it passed or never ran. */
+  deliveryError?: string | null;
 }
 
-/** What the update URL of a (platform, runtime version) serves: a bundle, the embedded update, or nothing yet. */
+/** What one release serves: a bundle, the embedded update, or nothing (its bundle was removed by hand). */
 export type ServedUpdate =
   | { kind: "bundle"; bundle: BundleUpdate; releasedAt: Date }
   | { kind: "embedded"; releasedAt: Date }
   | { kind: "none" };
 
-/** The live release of one (platform, runtime version) of a project. */
-export interface LiveRelease {
+/** Where a release goes: a channel's (platform, runtime version). */
+export interface ReleaseStream {
+  channel: string;
   platform: string;
   runtimeVersion: string;
+}
+
+/** A release as the history holds it. */
+export interface ReleaseEntry {
   /** Null: rolled back to the update embedded in the app binary. */
   commitSha: string | null;
+  /** 1–100: the share of devices (by `eas-client-id`) that get it. */
+  rolloutPercent: number;
   releasedAt: Date;
+}
+
+/**
+ * The live release of one stream of a project, and during a staged rollout (`rolloutPercent` under
+ * 100) the full release the devices left out keep getting (null: nothing was fully released).
+ */
+export interface LiveRelease extends ReleaseStream, ReleaseEntry {
+  stable: ReleaseEntry | null;
+}
+
+/** What a stream serves: its newest release and, during a staged rollout, the newest full release. */
+export interface StreamServing {
+  latest: { release: ReleaseEntry; served: ServedUpdate };
+  stable: { release: ReleaseEntry; served: ServedUpdate } | null;
 }
 
 interface BundleUpdateRow {
@@ -41,6 +64,7 @@ interface BundleUpdateRow {
   manifest: string;
   size: string | number;
   created_at: Date;
+  delivery_error: string | null;
 }
 
 const toBundleUpdate = (row: BundleUpdateRow): BundleUpdate => ({
@@ -53,18 +77,25 @@ const toBundleUpdate = (row: BundleUpdateRow): BundleUpdate => ({
   manifest: row.manifest,
   size: Number(row.size),
   createdAt: row.created_at,
+  deliveryError: row.delivery_error,
 });
 
-const BUNDLE_COLUMNS = "project_id, platform, commit_sha, commit_message, runtime_version, update_id, manifest, size, created_at";
+const BUNDLE_COLUMNS = "project_id, platform, commit_sha, commit_message, runtime_version, update_id, manifest, size, created_at, delivery_error";
 
-/** Records an uploaded bundle; a rebuild of the same commit replaces its record. */
-export async function upsertBundleUpdate(db: SqlExecutor, bundle: BundleUpdate): Promise<void> {
-  await db.query(
-    `insert into bundle_updates (${BUNDLE_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     on conflict (project_id, platform, commit_sha) do update set
+/**
+ * Records an uploaded bundle; a rebuild of the same commit replaces its record, unless
+ * `keepExisting` (a failed rebuild must not replace the bundle a stream may serve).
+ */
+export async function upsertBundleUpdate(db: SqlExecutor, bundle: BundleUpdate, options: { keepExisting?: boolean } = {}): Promise<void> {
+  const onConflict = options.keepExisting
+    ? "do nothing"
+    : `do update set
        commit_message = excluded.commit_message, runtime_version = excluded.runtime_version,
        update_id = excluded.update_id, manifest = excluded.manifest, size = excluded.size,
-       created_at = excluded.created_at`,
+       created_at = excluded.created_at, delivery_error = excluded.delivery_error`;
+  await db.query(
+    `insert into bundle_updates (${BUNDLE_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     on conflict (project_id, platform, commit_sha) ${onConflict}`,
     [
       bundle.projectId,
       bundle.platform,
@@ -75,8 +106,19 @@ export async function upsertBundleUpdate(db: SqlExecutor, bundle: BundleUpdate):
       bundle.manifest,
       bundle.size,
       bundle.createdAt,
+      bundle.deliveryError ?? null,
     ],
   );
+}
+
+/** Records the outcome of a bundle's delivery check (null: it passed). */
+export async function setDeliveryError(db: SqlExecutor, bundle: { projectId: string; platform: string; commitSha: string }, error: string | null): Promise<void> {
+  await db.query("update bundle_updates set delivery_error = $4 where project_id = $1 and platform = $2 and commit_sha = $3", [
+    bundle.projectId,
+    bundle.platform,
+    bundle.commitSha,
+    error,
+  ]);
 }
 
 /** One recorded bundle, or null. */
@@ -103,59 +145,93 @@ export async function deleteBundleUpdates(db: SqlExecutor, projectId: string, co
   await db.query("delete from bundle_updates where project_id = $1 and commit_sha = any($2::text[])", [projectId, commitShas]);
 }
 
-/** Makes a commit's bundle (or, with null, the embedded update) what a (platform, runtime version) serves. */
+/** Makes a commit's bundle (or, with null, the embedded update) what a stream serves, to a share of devices. */
 export async function insertRelease(
   db: SqlExecutor,
-  release: { projectId: string; platform: string; runtimeVersion: string; commitSha: string | null },
+  release: ReleaseStream & { projectId: string; commitSha: string | null; rolloutPercent?: number },
 ): Promise<void> {
-  await db.query("insert into update_releases (project_id, platform, runtime_version, commit_sha) values ($1, $2, $3, $4)", [
-    release.projectId,
-    release.platform,
-    release.runtimeVersion,
-    release.commitSha,
-  ]);
+  await db.query(
+    "insert into update_releases (project_id, channel, platform, runtime_version, commit_sha, rollout_percent) values ($1, $2, $3, $4, $5, $6)",
+    [release.projectId, release.channel, release.platform, release.runtimeVersion, release.commitSha, release.rolloutPercent ?? 100],
+  );
 }
 
-interface LiveReleaseRow {
+interface ReleaseRow {
+  id: string;
+  channel: string;
   platform: string;
   runtime_version: string;
   commit_sha: string | null;
+  rollout_percent: number;
   released_at: Date;
 }
 
-/** The live release of every (platform, runtime version) a project has released to. */
+const toReleaseEntry = (row: Pick<ReleaseRow, "commit_sha" | "rollout_percent" | "released_at">): ReleaseEntry => ({
+  commitSha: row.commit_sha,
+  rolloutPercent: Number(row.rollout_percent),
+  releasedAt: row.released_at,
+});
+
+// The newest release of each stream, and the newest full release of each stream under a staged rollout.
+const STREAM_HEADS = `
+  select distinct on (channel, platform, runtime_version) id, channel, platform, runtime_version, commit_sha, rollout_percent, released_at
+  from update_releases where project_id = $1 order by channel, platform, runtime_version, id desc`;
+const STREAM_STABLES = `
+  select distinct on (channel, platform, runtime_version) id, channel, platform, runtime_version, commit_sha, rollout_percent, released_at
+  from update_releases where project_id = $1 and rollout_percent = 100 order by channel, platform, runtime_version, id desc`;
+
+/** The live release of every stream a project has released to, with the full release a staged rollout falls back on. */
 export async function listLiveReleases(db: SqlExecutor, projectId: string): Promise<LiveRelease[]> {
-  const { rows } = await db.query<LiveReleaseRow>(
-    `select distinct on (platform, runtime_version) platform, runtime_version, commit_sha, released_at
-     from update_releases where project_id = $1
-     order by platform, runtime_version, id desc`,
-    [projectId],
-  );
-  return rows.map((row) => ({ platform: row.platform, runtimeVersion: row.runtime_version, commitSha: row.commit_sha, releasedAt: row.released_at }));
+  const [heads, stables] = await Promise.all([db.query<ReleaseRow>(STREAM_HEADS, [projectId]), db.query<ReleaseRow>(STREAM_STABLES, [projectId])]);
+  const streamKey = (row: ReleaseRow) => `${row.channel}\0${row.platform}\0${row.runtime_version}`;
+  const stableOf = new Map(stables.rows.map((row) => [streamKey(row), row]));
+  return heads.rows.map((row) => {
+    const stable = row.rollout_percent < 100 ? stableOf.get(streamKey(row)) : undefined;
+    return {
+      channel: row.channel,
+      platform: row.platform,
+      runtimeVersion: row.runtime_version,
+      ...toReleaseEntry(row),
+      stable: stable ? toReleaseEntry(stable) : null,
+    };
+  });
 }
 
 /**
- * What the update URL of a project serves for a (platform, runtime version), read in one query;
- * null when the project does not exist.
+ * What the update URL of a project serves for a stream, read in one query: its newest release and,
+ * when that one is a staged rollout, the newest full release; null when the project does not
+ * exist, `latest` null when the stream has no release.
  */
-export async function getServedUpdate(db: SqlExecutor, projectId: string, platform: string, runtimeVersion: string): Promise<ServedUpdate | null> {
+export async function getStreamServing(db: SqlExecutor, projectId: string, stream: ReleaseStream): Promise<StreamServing | { latest: null } | null> {
   if (!isUuid(projectId)) return null;
-  const { rows } = await db.query<Partial<BundleUpdateRow> & { released_at: Date | null; released_commit: string | null }>(
-    `select r.released_at, r.commit_sha as released_commit, b.*
+  const { rows } = await db.query<Partial<BundleUpdateRow> & { release_id: string | null; released_at: Date | null; released_commit: string | null; rollout_percent: number | null }>(
+    `select r.id as release_id, r.released_at, r.commit_sha as released_commit, r.rollout_percent, b.*
      from projects p
-     left join lateral (select commit_sha, released_at from update_releases
-                        where project_id = $1 and platform = $2 and runtime_version = $3 order by id desc limit 1) r on true
-     left join bundle_updates b on b.project_id = $1 and b.platform = $2 and b.commit_sha = r.commit_sha
-     where p.id = $4`,
-    [projectId, platform, runtimeVersion, projectId],
+     left join lateral (
+       (select id, commit_sha, released_at, rollout_percent from update_releases
+        where project_id = $1 and channel = $2 and platform = $3 and runtime_version = $4 order by id desc limit 1)
+       union
+       (select id, commit_sha, released_at, rollout_percent from update_releases
+        where project_id = $1 and channel = $2 and platform = $3 and runtime_version = $4 and rollout_percent = 100 order by id desc limit 1)
+     ) r on true
+     left join bundle_updates b on b.project_id = $1 and b.platform = $3 and b.commit_sha = r.commit_sha
+     where p.id = $5
+     order by r.id desc`,
+    [projectId, stream.channel, stream.platform, stream.runtimeVersion, projectId],
   );
-  const row = rows[0];
-  if (!row) return null;
-  if (!row.released_at) return { kind: "none" };
-  if (row.released_commit === null) return { kind: "embedded", releasedAt: row.released_at };
-  // Cleanup keeps served bundles, so a missing one was removed by hand: nothing to serve.
-  if (!row.manifest) return { kind: "none" };
-  return { kind: "bundle", bundle: toBundleUpdate(row as BundleUpdateRow), releasedAt: row.released_at };
+  if (rows.length === 0) return null;
+  if (!rows[0].released_at) return { latest: null };
+  const entries = rows.map((row) => {
+    const release = toReleaseEntry({ commit_sha: row.released_commit ?? null, rollout_percent: row.rollout_percent ?? 100, released_at: row.released_at! });
+    let served: ServedUpdate;
+    if (release.commitSha === null) served = { kind: "embedded", releasedAt: release.releasedAt };
+    // Cleanup keeps served bundles, so a missing one was removed by hand: nothing to serve.
+    else if (!row.manifest) served = { kind: "none" };
+    else served = { kind: "bundle", bundle: toBundleUpdate(row as BundleUpdateRow), releasedAt: release.releasedAt };
+    return { release, served };
+  });
+  const [latest] = entries;
+  return { latest, stable: latest.release.rolloutPercent < 100 ? (entries[1] ?? null) : null };
 }
 
 /** A project's code signing key: the private key as stored (ciphertext) and its certificate. */

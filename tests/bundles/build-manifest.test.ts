@@ -10,11 +10,15 @@ describe("resolveRuntimeVersion", () => {
   it("takes a string, preferring the iOS-specific one", () => {
     expect(resolveRuntimeVersion({ runtimeVersion: "2.1.0" })).toBe("2.1.0");
     expect(resolveRuntimeVersion({ runtimeVersion: "2.1.0", ios: { runtimeVersion: "ios-7" } })).toBe("ios-7");
+    expect(resolveRuntimeVersion({ runtimeVersion: "2.1.0", ios: { runtimeVersion: "ios-7" } }, undefined, "android")).toBe("2.1.0");
+    expect(resolveRuntimeVersion({ runtimeVersion: "2.1.0", android: { runtimeVersion: "android-3" } }, undefined, "android")).toBe("android-3");
   });
 
   it("resolves the policies the way Expo does", () => {
     expect(resolveRuntimeVersion({ version: "3.4.5", runtimeVersion: { policy: "appVersion" } })).toBe("3.4.5");
     expect(resolveRuntimeVersion({ version: "3.4.5", runtimeVersion: { policy: "nativeVersion" }, ios: { buildNumber: "12" } })).toBe("3.4.5(12)");
+    // Android's native version is its versionCode.
+    expect(resolveRuntimeVersion({ version: "3.4.5", runtimeVersion: { policy: "nativeVersion" }, android: { versionCode: 7 } }, undefined, "android")).toBe("3.4.5(7)");
     expect(resolveRuntimeVersion({ runtimeVersion: { policy: "sdkVersion" } }, "~54.0.0")).toBe("exposdk:54.0.0");
     expect(resolveRuntimeVersion({ sdkVersion: "53.0.0", runtimeVersion: { policy: "sdkVersion" } }, "~54.0.0")).toBe("exposdk:53.0.0");
   });
@@ -47,6 +51,7 @@ describe("createUpdateManifest", () => {
   const icon = binaryBytes(512, 10);
   const input = {
     projectId: "p1",
+    platform: "ios",
     commitSha: "0123456789abcdef0123456789abcdef01234567",
     commitMessage: "Make the button blue",
     runtimeVersion: "1.0.0",

@@ -12,13 +12,14 @@ import { reloadConfig } from "@/lib/config";
 import { APP_DIR, APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
 import { getProject, insertProject, type Project, updateProjectSandbox } from "@/lib/store/projects";
-import { getServedUpdate } from "@/lib/store/updates";
+import { getStreamServing } from "@/lib/store/updates";
 import { awaitQueuedJob } from "../helpers/jobs";
 import { createTestUser } from "../helpers/users";
-import { fetchBlobUrl } from "./build-fixture";
+import { fetchBlobUrl, sha256Base64Url } from "./build-fixture";
 import { openProjectSandbox } from "@/lib/workspace";
 
 const BASE = "http://localhost:3000";
+const HERMES_MAGIC = [0xc6, 0x1f, 0xbc, 0x03, 0xc1, 0x03, 0x19, 0x1f];
 let owner: Awaited<ReturnType<typeof createTestUser>>;
 let stranger: Awaited<ReturnType<typeof createTestUser>>;
 let project: Project;
@@ -71,14 +72,24 @@ describe("POST /api/projects/<id>/bundles, then its job", () => {
     expect(job).toMatchObject({ kind: "bundle-build", state: "succeeded", attempts: 1, error: null });
     const body = job.result as { manifestUrl: string };
     const head = await headOf();
-    expect(body).toEqual({ success: true, commitSha: head, manifestUrl: `${BASE}/blob/bundles/${project.id}/${head}/ios/manifest.json`, bundleUrl: `${BASE}/blob/bundles/${project.id}/${head}/ios/index.js` });
-    const manifest = await readManifest(body.manifestUrl);
-    expect(manifest.metadata).toEqual({ platform: "ios", commitSha: head, commitMessage: "Create app from the app template" });
-    // Published at build: the update URL serves this manifest to apps of its runtime version.
-    expect(await getServedUpdate(await getStore(), project.id, "ios", manifest.runtimeVersion)).toMatchObject({
-      kind: "bundle",
-      bundle: { commitSha: head, updateId: manifest.id, manifest: JSON.stringify(manifest) },
+    const urls = (platform: string) => ({
+      manifestUrl: `${BASE}/blob/bundles/${project.id}/${head}/${platform}/manifest.json`,
+      bundleUrl: `${BASE}/blob/bundles/${project.id}/${head}/${platform}/index.js`,
     });
+    // One export, both platforms, each its own bundle and manifest; spec 4.4's URLs are iOS's.
+    expect(body).toEqual({ success: true, commitSha: head, ...urls("ios"), platforms: { ios: urls("ios"), android: urls("android") } });
+    for (const platform of ["ios", "android"]) {
+      const manifest = await readManifest(urls(platform).manifestUrl);
+      expect(manifest.metadata).toEqual({ platform, commitSha: head, commitMessage: "Create app from the app template" });
+      const bundle = await fetchBlobUrl(urls(platform).bundleUrl);
+      expect([...bundle.bytes.subarray(0, 8)], platform).toEqual(HERMES_MAGIC);
+      expect(sha256Base64Url(bundle.bytes)).toBe(manifest.launchAsset.hash);
+      // Published at build (after its delivery check): the update URL serves this manifest on the main channel.
+      const stream = { channel: "main", platform, runtimeVersion: manifest.runtimeVersion };
+      expect(await getStreamServing(await getStore(), project.id, stream)).toMatchObject({
+        latest: { release: { commitSha: head, rolloutPercent: 100 }, served: { kind: "bundle", bundle: { commitSha: head, updateId: manifest.id, manifest: JSON.stringify(manifest), deliveryError: null } } },
+      });
+    }
   });
 
   it("files the bundle under the full id of the commit given, with the message given", async () => {

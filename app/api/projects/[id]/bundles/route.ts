@@ -10,9 +10,11 @@ export const runtime = "nodejs";
 
 /**
  * POST /api/projects/<id>/bundles (owner only): queues a job that exports the app in the
- * project's sandbox and uploads the static iOS bundle (spec 4.4); no body (or `{}`) builds the
- * app repository's HEAD. 202 with the job and its Location; once succeeded its result is
- * `{success: true, manifestUrl, bundleUrl, commitSha}`. A failed export fails the job with
+ * project's sandbox for iOS and Android (or `platforms`), uploads the static bundles (spec 4.4)
+ * and, once their delivery check passed, releases them to `channel` (default `main`) for
+ * `rolloutPercent` of devices; no body (or `{}`) builds the app repository's HEAD. 202 with the
+ * job and its Location; once succeeded its result is `{success: true, manifestUrl, bundleUrl,
+ * platforms, commitSha}`; a failed delivery check fails the job with `delivery_check_failed`. A failed export fails the job with
  * `bundle_export_failed` (the message quotes the CLI's redacted output), an unknown commit with
  * `commit_not_found`; a sandbox or blob store failure is retried first. Nothing is uploaded then.
  */
@@ -25,8 +27,9 @@ export const POST = route<{ params: Promise<{ id: string }> }>(async (request, {
 
 /**
  * GET /api/projects/<id>/bundles (owner only): the uploaded bundles, newest first, each with
- * `live` when the update URL serves it, and `releases`: what each (platform, runtime version)
- * serves (`commitSha: null` after a rollback to the embedded update).
+ * `live` when the update URL serves it and `deliveryError` when its check failed, and `releases`:
+ * what each stream (channel, platform, runtime version) serves (`commitSha: null` after a
+ * rollback to the embedded update; `stable` for the devices a staged rollout leaves out).
  */
 export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
