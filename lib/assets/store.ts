@@ -1,4 +1,4 @@
-import { type BlobStore, flushBlobFile, type PutBlobResult, putBlobFile } from "@/lib/blob";
+import { type BlobStore, prepareBlobFile, type PreparedBlobFile, type PutBlobResult } from "@/lib/blob";
 import { log } from "@/lib/log";
 import type { Sandbox } from "@/lib/sandbox";
 import type { SqlExecutor } from "@/lib/store";
@@ -47,33 +47,32 @@ export const manifestEntryOf = (asset: ProjectAssetRecord): AssetManifestEntry =
 });
 
 /**
- * Stores an accepted file as a project asset (spec 4.3), taking the file at `file.path` over (it
- * is gone afterwards, stored or not): staged in the sandbox, then under the
- * project's lock put in the blob store at `<user>/<project>/assets/<filename>` (public, no suffix,
- * overwriting), recorded in `project_assets`, moved into `assets/images/` and entered in the
- * manifest. Holding the lock across the put means a reconcile never sees the blob of an upload
- * in flight as an orphan. Any failure undoes the steps already done (blob deleted, record
- * removed, staging removed), so a new asset is either complete everywhere or absent. Replacing an
- * existing asset cannot bring its old bytes back if a later step fails: the blob store has
- * already replaced them.
+ * Stores an accepted file as a project asset (spec 4.3), taking the file at `file.path` over (the
+ * caller removes it afterwards, stored or not): staged in the sandbox and made durable in the blob
+ * store, both before the project's lock, so concurrent uploads of a project do their byte work
+ * side by side; then under the lock the blob is committed at `<user>/<project>/assets/<filename>`
+ * (public, no suffix, overwriting), recorded in `project_assets`, moved into `assets/images/` and
+ * entered in the manifest. Committing the blob under the lock means a reconcile never sees the
+ * blob of an upload in flight as an orphan. Any failure undoes the steps already done (blob
+ * deleted, record removed, staging removed), so a new asset is either complete everywhere or
+ * absent. Replacing an existing asset cannot bring its old bytes back if a later step fails: the
+ * blob store has already replaced them.
  */
 export async function storeAsset(target: AssetTarget, file: AcceptedFile, storage: AssetStorage): Promise<AssetUploadResult> {
   const { sandbox, projectId } = target;
   const pathname = assetBlobPathname(target.userId, projectId, file.filename);
   const staging = createStaging();
+  // The blob's bytes go to disk while the sandbox copy is made, rather than after it (bench/upload.ts).
+  const preparing = prepareBlobFile(storage.blobs, file.path);
+  // Awaited below; this only keeps an early failure from counting as unhandled meanwhile.
+  preparing.catch(() => undefined);
   try {
     const version = contentVersion(file.sha256);
-    // The blob's bytes go to disk while the sandbox copy is made, rather than after it (bench/upload.ts).
-    const [stagedPath] = await Promise.all([stageHostFile(sandbox, staging, file.path, file.size), flushBlobFile(storage.blobs, file.path)]);
+    const [stagedPath, blobFile] = await Promise.all([stageHostFile(sandbox, staging, file.path, file.size), preparing]);
     return await storage.manifestLock.run(projectId, async (db) => {
       let put: PutBlobResult | undefined;
       try {
-        // Takes the spool file over: the fs driver renames it into the store.
-        put = await putBlobFile(storage.blobs, pathname, file.path, {
-          access: "public",
-          allowOverwrite: true,
-          contentType: file.contentType,
-        });
+        put = await blobFile.put(pathname, { access: "public", allowOverwrite: true, contentType: file.contentType });
         const asset = { filename: file.filename, blobUrl: versionedAssetUrl(put.url, version), contentType: file.contentType, size: file.size };
         await upsertProjectAsset(db, projectId, asset);
         const manifest = await readAssetManifest(sandbox);
@@ -86,7 +85,8 @@ export async function storeAsset(target: AssetTarget, file: AcceptedFile, storag
       }
     });
   } catch (error) {
-    await discardStaging(sandbox, staging);
+    const blobFile = await preparing.catch(() => undefined);
+    await Promise.all([discardStaging(sandbox, staging), blobFile && discardBlobQuietly(blobFile)]);
     throw error;
   }
 }
@@ -122,6 +122,10 @@ export async function deleteAsset(target: AssetTarget, filename: string, storage
     }
     await deleteProjectAsset(db, projectId, filename);
   });
+}
+
+async function discardBlobQuietly(blobFile: PreparedBlobFile): Promise<void> {
+  await blobFile.discard().catch((error: unknown) => log.warn("could not remove the blob file of a failed asset upload", { error }));
 }
 
 async function deleteBlobQuietly(blobs: BlobStore, url: string): Promise<void> {

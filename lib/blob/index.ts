@@ -9,9 +9,9 @@ import type { BlobStore } from "./port";
 
 export * from "./errors";
 export { listAllBlobs } from "./list-all";
-export { flushBlobFile, putBlobFile } from "./put-file";
+export { prepareBlobFile, putBlobFile } from "./put-file";
 export type * from "./port";
-export { isFsBlobStore, type FsBlobStore, type OpenedBlob } from "./drivers/fs";
+export { isFsBlobStore, type FsBlobStore, type OpenedBlob, type PreparedBlobFile } from "./drivers/fs";
 
 /** Builds the driver `BLOB_DRIVER` selects; vendor SDKs load on the driver's first call. */
 export function createBlobStore(config: Config): BlobStore {

@@ -1,11 +1,11 @@
 import { createReadStream } from "node:fs";
-import { open, rm } from "node:fs/promises";
-import { isFsBlobStore } from "./drivers/fs";
+import { rm } from "node:fs/promises";
+import { isFsBlobStore, type PreparedBlobFile } from "./drivers/fs";
 import type { BlobStore, PutBlobResult, PutOptions } from "./port";
 
 /**
  * Stores a finished host file (an upload's spool file) at `pathname` and removes it from
- * `hostPath`. The fs driver renames it into the store, so its bytes are not written again; the
+ * `hostPath`. The fs driver links it into the store, so its bytes are not written again; the
  * other drivers upload it as a stream.
  */
 export async function putBlobFile(store: BlobStore, pathname: string, hostPath: string, options: PutOptions): Promise<PutBlobResult> {
@@ -18,22 +18,13 @@ export async function putBlobFile(store: BlobStore, pathname: string, hostPath: 
 }
 
 /**
- * Starts writing a host file's bytes to disk ahead of its {@link putBlobFile}, so the caller can do
- * other I/O meanwhile (an asset's sandbox copy). The fs driver adopts the file and fsyncs it
- * before committing; that fsync then finds the bytes already written. The other drivers read the
- * file instead, so nothing is done for them. Never rejects: a disk failure here is reported again
- * by the put's own fsync, which is the one that decides.
+ * Does what a put of a host file can do before its commit, so a caller can do it outside a lock
+ * and keep only the commit inside: the fs driver makes the bytes durable in the store under a
+ * version nobody sees yet (fsyncs, directory entry included). The other drivers make a put visible
+ * as they upload, so theirs all happens in `put`. `hostPath` stays the caller's and must not change
+ * until `put` or `discard` settled.
  */
-export async function flushBlobFile(store: BlobStore, hostPath: string): Promise<void> {
-  if (!isFsBlobStore(store)) return;
-  try {
-    const handle = await open(hostPath, "r");
-    try {
-      await handle.datasync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // See above: the put reports it.
-  }
+export async function prepareBlobFile(store: BlobStore, hostPath: string): Promise<PreparedBlobFile> {
+  if (isFsBlobStore(store)) return store.prepareFile(hostPath);
+  return { put: (pathname, options) => store.put(pathname, createReadStream(hostPath), options), discard: async () => undefined };
 }

@@ -14,7 +14,7 @@ const fx = setupAssetFixture();
 
 const commandFailure = () => new CommandExitError({ exitCode: 1, stdout: "", stderr: "mv: cannot move: Input/output error" });
 
-/** The default fs store, whose `putFile` takes the spool file over. */
+/** The default fs store, whose `prepareFile` takes the spool file's bytes over. */
 function fsBlobs(): FsBlobStore {
   const store = getBlobStore();
   if (!isFsBlobStore(store)) throw new Error("the asset tests run on the fs blob driver");
@@ -31,11 +31,21 @@ function blobFiles(): string[] {
     .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
 }
 
+/** Makes the next asset's blob commit fail, as when the blob store went down after its file was prepared. */
+function failNextBlobPut(): void {
+  const store = fsBlobs();
+  const prepareFile = store.prepareFile.bind(store);
+  vi.spyOn(store, "prepareFile").mockImplementationOnce(async (hostPath) => ({
+    ...(await prepareFile(hostPath)),
+    put: () => Promise.reject(new BlobStoreUnavailableError("The blob store is down.")),
+  }));
+}
+
 describe("an asset upload either fully happens or leaves nothing", () => {
   it("deletes the blob when the sandbox commit fails after the blob put", async () => {
     const { project, sandbox } = await fx.newProject();
     const before = blobFiles();
-    const putFile = vi.spyOn(fsBlobs(), "putFile");
+    const prepareFile = vi.spyOn(fsBlobs(), "prepareFile");
     // The local sandbox commits through its filesystem: the manifest's rename fails.
     const rename = sandbox.files.rename!.bind(sandbox.files);
     vi.spyOn(sandbox.files, "rename").mockImplementation((from: string, to: string) =>
@@ -45,32 +55,35 @@ describe("an asset upload either fully happens or leaves nothing", () => {
     const response = await fx.upload(assetForm(project.id, "a.png", sample("png")));
     expect(response.status).toBe(502);
     expect((await response.json()).error.code).toBe("sandbox_command_failed");
-    expect(putFile).toHaveBeenCalledTimes(1);
+    expect(prepareFile).toHaveBeenCalledTimes(1);
     expect(await fx.leftovers(project, sandbox)).toEqual(NOTHING_STORED);
     expect(blobFiles()).toEqual(before);
   });
 
   it("removes the staged sandbox file when the blob put fails after it", async () => {
     const { project, sandbox } = await fx.newProject();
+    const before = blobFiles();
     const copy = vi.spyOn(sandbox.files, "copyFromHost");
-    vi.spyOn(fsBlobs(), "putFile").mockRejectedValueOnce(new BlobStoreUnavailableError("The blob store is down."));
+    failNextBlobPut();
 
     const response = await fx.upload(assetForm(project.id, "a.png", sample("png")));
     expect(response.status).toBe(502);
     expect((await response.json()).error.code).toBe("blob_store_failed");
     expect(copy).toHaveBeenCalled();
     expect(await fx.leftovers(project, sandbox)).toEqual(NOTHING_STORED);
+    expect(blobFiles()).toEqual(before);
   });
 
-  it("puts nothing in the blob store when the sandbox write fails", async () => {
+  it("leaves nothing in the blob store when the sandbox write fails", async () => {
     const { project, sandbox } = await fx.newProject();
-    const putFile = vi.spyOn(fsBlobs(), "putFile");
+    const before = blobFiles();
     vi.spyOn(sandbox.files, "copyFromHost").mockRejectedValueOnce(commandFailure());
 
     const response = await fx.upload(assetForm(project.id, "a.png", sample("png")));
     expect(response.status).toBe(502);
-    expect(putFile).not.toHaveBeenCalled();
+    // The blob's file was prepared beside the copy: it is removed, never committed.
     expect(await fx.leftovers(project, sandbox)).toEqual(NOTHING_STORED);
+    expect(blobFiles()).toEqual(before);
   });
 
   it("leaves no blob, sandbox file, manifest entry or spool file when the body breaks off mid-file", async () => {
@@ -95,7 +108,7 @@ describe("an asset upload either fully happens or leaves nothing", () => {
     expect(blobFiles()).toEqual(before);
   });
 
-  it("moves the spool file into the blob store without starting a sandbox command: one new blob file, no spool file left", async () => {
+  it("links the spool file into the blob store without starting a sandbox command: one new blob file, no spool file left", async () => {
     const { project, sandbox } = await fx.newProject();
     const before = blobFiles().length;
     const run = vi.spyOn(sandbox.commands, "run");
@@ -110,7 +123,7 @@ describe("an asset upload either fully happens or leaves nothing", () => {
     const { project, sandbox } = await fx.newProject();
     expect((await fx.upload(assetForm(project.id, "kept.png", sample("png")))).status).toBe(200);
     const before = await fx.leftovers(project, sandbox);
-    vi.spyOn(fsBlobs(), "putFile").mockRejectedValueOnce(new BlobStoreUnavailableError("The blob store is down."));
+    failNextBlobPut();
     expect((await fx.upload(assetForm(project.id, "lost.png", sample("png")))).status).toBe(502);
     expect(await fx.leftovers(project, sandbox)).toEqual(before);
   });

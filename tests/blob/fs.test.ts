@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { flushBlobFile, getBlobStore, isFsBlobStore } from "@/lib/blob";
+import { getBlobStore, isFsBlobStore, prepareBlobFile } from "@/lib/blob";
 import { createFsBlobStore } from "@/lib/blob/drivers/fs";
 import { BlobAlreadyExistsError, BlobOptionsError } from "@/lib/blob/errors";
 import { getConfig } from "@/lib/config";
@@ -73,14 +73,42 @@ describeBlobContract(
         await store.del(put.pathname);
       });
 
-      it("flushBlobFile leaves the host file as it was, and leaves a missing one to the put to report", async () => {
+      it("prepareBlobFile makes a host file's bytes a version nobody sees until its put; the host file stays", async () => {
         const store = harness().store;
         const hostPath = path.join(getConfig().DATA_DIR, `put-file-${crypto.randomUUID()}`);
-        fs.writeFileSync(hostPath, "flushed");
-        await flushBlobFile(store, hostPath);
-        expect(fs.readFileSync(hostPath, "utf8")).toBe("flushed");
+        fs.writeFileSync(hostPath, "prepared");
+        const before = filesUnder(blobRoot()).length;
+        const prepared = await prepareBlobFile(store, hostPath);
+        expect(filesUnder(blobRoot()).length).toBe(before + 1);
+        expect(fs.readFileSync(hostPath, "utf8")).toBe("prepared");
+        expect(await store.head("fs-only/prepared.txt")).toBeNull();
+        const put = await prepared.put("fs-only/prepared.txt", { access: "public", allowOverwrite: true });
         fs.rmSync(hostPath);
-        await expect(flushBlobFile(store, hostPath)).resolves.toBeUndefined();
+        expect(await new Response((await store.get(put.pathname))!.stream).text()).toBe("prepared");
+        // Discarding after the put leaves the committed blob alone.
+        await prepared.discard();
+        expect(await new Response((await store.get(put.pathname))!.stream).text()).toBe("prepared");
+        expect(filesUnder(blobRoot()).length).toBe(before + 1);
+        await store.del(put.pathname);
+        expect(filesUnder(blobRoot()).length).toBe(before);
+      });
+
+      it("a prepared file that is discarded, or whose put is refused, leaves no file in the store", async () => {
+        const store = harness().store;
+        await store.put("fs-only/taken-prepared.txt", "first", { access: "public", allowOverwrite: true });
+        const hostPath = path.join(getConfig().DATA_DIR, `put-file-${crypto.randomUUID()}`);
+        fs.writeFileSync(hostPath, "second");
+        const before = filesUnder(blobRoot());
+        await (await prepareBlobFile(store, hostPath)).discard();
+        expect(filesUnder(blobRoot())).toEqual(before);
+        const refused = await prepareBlobFile(store, hostPath);
+        await expect(refused.put("fs-only/taken-prepared.txt", { access: "public" })).rejects.toBeInstanceOf(BlobAlreadyExistsError);
+        expect(filesUnder(blobRoot())).toEqual(before);
+        expect(await new Response((await store.get("fs-only/taken-prepared.txt"))!.stream).text()).toBe("first");
+        await expect(prepareBlobFile(store, path.join(getConfig().DATA_DIR, "missing-host-file"))).rejects.toMatchObject({ code: "ENOENT" });
+        expect(filesUnder(blobRoot())).toEqual(before);
+        fs.rmSync(hostPath);
+        await store.del("fs-only/taken-prepared.txt");
       });
 
       it("putFile removes the host file and stores nothing when the put is refused", async () => {

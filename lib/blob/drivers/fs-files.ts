@@ -14,9 +14,10 @@ export interface BlobFiles {
   /** Streams `source` to a temp file, fsyncs it and renames it into place; returns its size. */
   write(version: string, source: Buffer | Readable): Promise<number>;
   /**
-   * Makes a finished host file the version's bytes: fsynced and renamed into place, so the bytes
-   * are written once. The file is gone from `hostPath` afterwards (when it is on another
-   * filesystem it is copied through a temp file like `write`, then removed); returns its size.
+   * Makes a finished host file the version's bytes: fsynced and hard-linked into place, so the
+   * bytes are written once and the file stays readable at `hostPath` (which the caller removes)
+   * meanwhile; on another filesystem it is copied through a temp file like `write`. Returns its
+   * size. The file must not change afterwards: the version is those very bytes.
    */
   adopt(version: string, hostPath: string): Promise<number>;
   /** Opens a committed version for reading; null when it no longer exists. */
@@ -48,11 +49,11 @@ export function createBlobFiles(rootDir: string): BlobFiles {
     return path.join(rootDir, "objects", version.slice(0, 2), version);
   };
 
-  /** Renames a synced file into place and makes the rename durable. */
-  async function commitFile(fromPath: string, finalPath: string): Promise<void> {
+  /** Renames (or links) a synced file into place and makes its new name durable. */
+  async function commitFile(fromPath: string, finalPath: string, place: (from: string, to: string) => Promise<void>): Promise<void> {
     await fs.mkdir(path.dirname(finalPath), { recursive: true });
-    await fs.rename(fromPath, finalPath);
-    // The rename is durable only once the directory entry is on disk.
+    await place(fromPath, finalPath);
+    // The name is durable only once the directory entry is on disk.
     await fsyncPath(path.dirname(finalPath));
   }
 
@@ -79,7 +80,7 @@ export function createBlobFiles(rootDir: string): BlobFiles {
         } finally {
           await handle.close();
         }
-        await commitFile(tmpPath, finalPath);
+        await commitFile(tmpPath, finalPath, fs.rename);
         return size;
       } catch (error) {
         await fs.rm(tmpPath, { force: true });
@@ -91,14 +92,12 @@ export function createBlobFiles(rootDir: string): BlobFiles {
       const finalPath = objectPath(version);
       const size = await fsyncPath(hostPath, FILE_MODE);
       try {
-        await commitFile(hostPath, finalPath);
+        await commitFile(hostPath, finalPath, fs.link);
         return size;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
       }
-      const copied = await files.write(version, createReadStream(hostPath));
-      await fs.rm(hostPath, { force: true });
-      return copied;
+      return files.write(version, createReadStream(hostPath));
     },
 
     async open(version) {

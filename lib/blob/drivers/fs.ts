@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { rm } from "node:fs/promises";
 import type { Sql } from "@/lib/store";
 import { BlobAlreadyExistsError, BlobOptionsError } from "../errors";
-import { normalizeBody, preparePut, resolveListOptions, toPutResult } from "../options";
+import { normalizeBody, type PreparedPut, preparePut, resolveListOptions, toPutResult } from "../options";
 import { createBlobUrls } from "../pathname";
 import type { BlobStore, HeadBlobResult, ListBlobResult, PutBlobResult, PutOptions } from "../port";
 import { blobFileStream, type ByteRange, createBlobFiles } from "./fs-files";
@@ -40,11 +40,25 @@ export interface FsBlobStore extends BlobStore {
   /** Opens a blob for serving (ranges, conditional requests); null when missing. */
   open(urlOrPathname: string): Promise<OpenedBlob | null>;
   /**
-   * `put` of a finished host file that the store takes over: renamed into the store rather than
+   * `put` of a finished host file that the store takes over: linked into the store rather than
    * copied, so an upload's bytes hit the disk once. The file is gone from `hostPath` afterwards,
    * whether the put succeeded or not.
    */
   putFile(pathname: string, hostPath: string, options: PutOptions): Promise<PutBlobResult>;
+  /**
+   * The file work of {@link putFile} (fsync, link into the store, directory fsync) without the
+   * commit, so a caller can do it outside a lock and commit inside it. `hostPath` is left to the
+   * caller and must not change afterwards.
+   */
+  prepareFile(hostPath: string): Promise<PreparedBlobFile>;
+}
+
+/** A host file whose bytes are durable in the store under a version that is not visible yet. */
+export interface PreparedBlobFile {
+  /** Commits the version at `pathname`, at most once; a failed commit removes the version. */
+  put(pathname: string, options: PutOptions): Promise<PutBlobResult>;
+  /** Removes the version unless it was committed. */
+  discard(): Promise<void>;
 }
 
 export function isFsBlobStore(store: BlobStore): store is FsBlobStore {
@@ -127,22 +141,20 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     return null;
   }
 
-  /** Writes a new version with `writeVersion`, then commits its row: until then nothing is visible. */
-  async function storeVersion(
-    pathname: string,
-    putOptions: PutOptions,
-    writeVersion: (version: string) => Promise<number>,
-  ): Promise<PutBlobResult> {
-    const prepared = preparePut(pathname, putOptions);
-    const sql = await options.getSql();
-    // Fail before reading the body when the answer is already known.
-    if (!prepared.allowOverwrite && (await getBlobRow(sql, prepared.pathname))) {
+  const newVersion = () => crypto.randomBytes(16).toString("hex");
+
+  /** Fails before any byte is written when the answer is already known. */
+  async function refuseTaken(prepared: PreparedPut): Promise<void> {
+    if (!prepared.allowOverwrite && (await getBlobRow(await options.getSql(), prepared.pathname))) {
       throw new BlobAlreadyExistsError(prepared.pathname);
     }
-    const version = crypto.randomBytes(16).toString("hex");
-    const size = await writeVersion(version);
+  }
+
+  /** Commits the row of a written version: until then nothing is visible. A failure removes the version. */
+  async function commitVersion(prepared: PreparedPut, version: string, size: number): Promise<PutBlobResult> {
     const row = { ...prepared, size, etag: quote(version) };
     try {
+      const sql = await options.getSql();
       if (prepared.allowOverwrite) {
         const replaced = await replaceBlobRow(sql, row);
         if (replaced) await files.remove(versionOf(replaced));
@@ -156,21 +168,53 @@ export function createFsBlobStore(options: FsBlobStoreOptions): FsBlobStore {
     return toPutResult(urls, prepared, row.etag);
   }
 
+  async function prepareFile(hostPath: string): Promise<PreparedBlobFile> {
+    const version = newVersion();
+    const size = await files.adopt(version, hostPath).catch(async (error: unknown) => {
+      await files.remove(version);
+      throw error;
+    });
+    let committed = false;
+    return {
+      async put(pathname, putOptions) {
+        let prepared: PreparedPut;
+        try {
+          prepared = preparePut(pathname, putOptions);
+        } catch (error) {
+          await files.remove(version);
+          throw error;
+        }
+        const result = await commitVersion(prepared, version, size);
+        committed = true;
+        return result;
+      },
+      discard: async () => {
+        if (!committed) await files.remove(version);
+      },
+    };
+  }
+
   return {
     driver: "fs",
     open,
 
     async put(pathname, body, putOptions) {
-      return storeVersion(pathname, putOptions, (version) => files.write(version, normalizeBody(body)));
+      const prepared = preparePut(pathname, putOptions);
+      await refuseTaken(prepared);
+      const version = newVersion();
+      return commitVersion(prepared, version, await files.write(version, normalizeBody(body)));
     },
 
     async putFile(pathname, hostPath, putOptions) {
       try {
-        return await storeVersion(pathname, putOptions, (version) => files.adopt(version, hostPath));
+        await refuseTaken(preparePut(pathname, putOptions));
+        return await (await prepareFile(hostPath)).put(pathname, putOptions);
       } finally {
         await rm(hostPath, { force: true });
       }
     },
+
+    prepareFile,
 
     // async: an invalid pathname rejects rather than throws.
     head: async (urlOrPathname) => lookUp(urls.pathnameOf(urlOrPathname)),
