@@ -1,7 +1,11 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-/** Spawn dozens of server processes: run after every other file, so their load slows none of them. */
+/**
+ * The crash-recovery files: minutes of server processes started one after another. Their own
+ * project, "crash", sorts before "suite", so vitest starts them first (it orders files by project
+ * name, then by size) and they run beside the rest, not alone after it with workers idle.
+ */
 const CRASH_TESTS = ["tests/cloud/crash.test.ts", "tests/cloud/crash-upstream.test.ts"];
 
 /**
@@ -73,7 +77,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: "unit", globalSetup: ["tests/global-setup-unit.ts"], include: UNIT_TESTS } },
       { extends: true, test: { name: "suite", globalSetup: GLOBAL_SETUP, include: ["tests/**/*.test.ts"], exclude: [...UNIT_TESTS, ...CRASH_TESTS] } },
-      { extends: true, test: { name: "crash", globalSetup: GLOBAL_SETUP, include: CRASH_TESTS, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: "crash", globalSetup: GLOBAL_SETUP, include: CRASH_TESTS } },
     ],
   },
 });

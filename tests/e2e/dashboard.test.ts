@@ -16,6 +16,9 @@ const START_TIMEOUT_MS = 10 * 60_000;
 const STEP_TIMEOUT_MS = 90_000;
 
 const devServer = createDevServerControl();
+// The app's dev server is the stand-in (tests/helpers/dev-server-stand-in.mjs): this file proves
+// the dashboard, and tests/screenshots/route.test.ts proves screenshots of the real Metro preview.
+const APP_DEV_COMMAND = process.env.APP_DEV_COMMAND!;
 // Stands in for `expo export` (tests/bundles prove the real one): Expo's export layout with the
 // commit id as the bundle, so every commit gets its own update.
 const FAKE_EXPORT_COMMAND = [
@@ -96,7 +99,7 @@ async function loadedWidth(selector: string): Promise<number> {
 
 beforeAll(async () => {
   server = await startProductServer({
-    env: { BACKEND_DEV_COMMAND: devServer.command, BUNDLE_EXPORT_COMMAND: FAKE_EXPORT_COMMAND },
+    env: { APP_DEV_COMMAND, BACKEND_DEV_COMMAND: devServer.command, BUNDLE_EXPORT_COMMAND: FAKE_EXPORT_COMMAND },
     timeoutMs: START_TIMEOUT_MS,
     initialisedDatabase: inject("pgliteTemplate"),
   });

@@ -1,14 +1,15 @@
 // Stand-in for the app's dev servers in the test files that exercise what the service does around
 // them (start, stop, restart, roles, ports, restore) rather than what they serve: Metro and the
-// convex CLI cost seconds of CPU per start. `app` answers an HTML page on $PORT as Metro would
-// answer the preview URL; `backend` reports a push as the CLI does, then stays up quietly. The
+// convex CLI cost seconds of CPU per start. `app` answers an HTML page on $PORT as the preview URL
+// shows once Metro's bundle ran (content in #root, so a screenshot of it is taken at once);
+// `backend` reports a push as the CLI does, then stays up quietly. The
 // files that prove the real toolchains import tests/helpers/real-dev-servers.ts, and every user
 // path runs the real commands.
 import http from "node:http";
 
 const role = process.argv[2];
 if (role === "app") {
-  const page = '<!doctype html><html><head><title>app</title></head><body><div id="root"></div></body></html>';
+  const page = '<!doctype html><html><head><title>app</title></head><body><div id="root"><p>app</p></div></body></html>';
   http
     .createServer((request, response) => {
       const found = request.url === "/";
