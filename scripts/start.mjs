@@ -139,7 +139,8 @@ function startSandboxService() {
   children.sandboxService = service;
   service.stdout.pipe(process.stdout);
   service.on("exit", (code, signal) => {
-    if (stopping) return;
+    // Exit code 2: its settings are wrong (it said which); starting it again would not help.
+    if (stopping || code === 2) return;
     console.error(`The sandbox service ended (${signal ?? `exit code ${code}`}); starting it again…`);
     setTimeout(() => void startSandboxService(), SERVICE_RESTART_DELAY_MS);
   });

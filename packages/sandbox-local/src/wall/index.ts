@@ -211,7 +211,10 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
     // Home becomes the sandbox user's, except files with several links: those share their inode
     // with another tree (a hard-linked toolchain), which must stay read-only to the sandbox.
     const owner = String(uid);
-    for (const dir of spec.tmp ? [spec.home, spec.tmp] : [spec.home]) await run("find", [dir, "(", "-type", "d", "-o", "-links", "1", ")", "!", "-user", owner, "-exec", "chown", "-h", `${owner}:${owner}`, "{}", "+"]);
+    for (const dir of spec.tmp ? [spec.home, spec.tmp] : [spec.home]) {
+      await run("find", [dir, "(", "-type", "d", "-o", "-links", "1", ")", "!", "-user", owner, "-exec", "chown", "-h", `${owner}:${owner}`, "{}", "+"]);
+    }
+    // A /tmp of the usual shape (sticky, everyone's) for tools that check it.
     if (spec.tmp) await fs.chmod(spec.tmp, 0o1777);
     // The wall's own folder stays root's when it sits inside home.
     await fs.chown(wallDir, 0, 0);
