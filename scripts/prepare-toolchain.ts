@@ -6,7 +6,7 @@ import { getConfig } from "@/lib/config";
 import { APP_TEMPLATE_ROOT, getAppToolchain } from "@/lib/toolchain";
 
 loadServerEnv();
-if (getConfig().SANDBOX_DRIVER === "local") {
+if (getConfig().SANDBOX_DRIVER !== "e2b") {
   await getAppToolchain()
     .prepare(APP_TEMPLATE_ROOT)
     .catch((error: unknown) => {

@@ -121,18 +121,37 @@ if (isStale()) {
   }
 }
 
-// The local sandbox service (packages/sandbox-local) runs beside the server once it is configured
-// (SANDBOX_SERVICE_API_KEY, read from the environment or the .env files as the server reads them).
-// It gets its own settings only: nothing of the server's secrets.
+// With SANDBOX_DRIVER=local (the default) the local sandbox service (packages/sandbox-local, run
+// by scripts/sandbox-service.ts) runs beside the server, which waits until it answers: the
+// previews the server resumes at start live there. Its environment holds the settings it derives
+// its own from, nothing of the server's secrets. A service that ends on its own is started again
+// (its sandboxes come back as after a reboot; the server restarts their dev servers when needed).
 nextEnv.loadEnvConfig(root);
-if (process.env.SANDBOX_SERVICE_API_KEY) {
-  // Under tsx: the wall module it imports (packages/sandbox-local/src/wall/) is TypeScript.
-  children.sandboxService = spawn(process.execPath, ["--import", "tsx", path.join(root, "packages", "sandbox-local", "src", "main.mjs")], {
+const SERVICE_INPUTS = /^(PATH|HOME|NODE_ENV|PORT|DATA_DIR|APP_TOOLCHAIN_DIR|XDG_CACHE_HOME|EMULATOR_PORT_RANGE|SANDBOX_.*)$/;
+const SERVICE_RESTART_DELAY_MS = 1_000;
+
+function startSandboxService() {
+  const service = spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts", "sandbox-service.ts")], {
     cwd: root,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name === "PATH" || name.startsWith("SANDBOX_"))),
+    stdio: ["ignore", "pipe", "inherit"],
+    env: Object.fromEntries(Object.entries(process.env).filter(([name]) => SERVICE_INPUTS.test(name))),
+  });
+  children.sandboxService = service;
+  service.stdout.pipe(process.stdout);
+  service.on("exit", (code, signal) => {
+    // Exit code 2: its settings are wrong (it said which); starting it again would not help.
+    if (stopping || code === 2) return;
+    console.error(`The sandbox service ended (${signal ?? `exit code ${code}`}); starting it again…`);
+    setTimeout(() => void startSandboxService(), SERVICE_RESTART_DELAY_MS);
+  });
+  // Its first line says it listens.
+  return new Promise((resolve) => {
+    service.stdout.once("data", resolve);
+    service.once("exit", resolve);
   });
 }
+
+if ((process.env.SANDBOX_DRIVER || "local") === "local") await startSandboxService();
 
 children.server = spawn(process.execPath, [path.join(root, "scripts", "server.mjs")], { cwd: root, stdio: "inherit" });
 // A server ended by a signal (not by its own graceful shutdown) is a failure.

@@ -34,6 +34,15 @@ describe("config", () => {
     expect(() => parseConfig({ LOCAL_PREVIEW_HOST: "http://x" })).toThrow(ConfigError);
   });
 
+  it("knows the sandbox drivers: local (the sandbox service) by default, local-unwalled and e2b", () => {
+    expect(parseConfig({}).SANDBOX_SERVICE_PORT).toBe(49982);
+    expect(parseConfig({ SANDBOX_DRIVER: "local-unwalled" }).SANDBOX_DRIVER).toBe("local-unwalled");
+    expect(parseConfig({ SANDBOX_DRIVER: "e2b" }).SANDBOX_DRIVER).toBe("e2b");
+    expect(parseConfig({ SANDBOX_SERVICE_PORT: "41000" }).SANDBOX_SERVICE_PORT).toBe(41000);
+    expect(() => parseConfig({ SANDBOX_DRIVER: "unwalled" })).toThrow(/SANDBOX_DRIVER/);
+    expect(() => parseConfig({ SANDBOX_SERVICE_PORT: "port" })).toThrow(/SANDBOX_SERVICE_PORT/);
+  });
+
   it("names every invalid variable", () => {
     try {
       parseConfig({ PORT: "eighty", BLOB_DRIVER: "ftp", SEED_DEMO: "maybe", PROVISION_HOST: "not a url" });

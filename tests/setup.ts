@@ -20,6 +20,9 @@ const pgliteTemplate = inject("pgliteTemplate");
 if (pgliteTemplate) fs.cpSync(pgliteTemplate, pgliteDirOf(dataDir), { recursive: true });
 process.env.LOG_LEVEL ??= "silent";
 process.env.SEED_DEMO = "false";
+// The suite runs on the unwalled local driver; a file that tests the product on the local sandbox
+// service sets SANDBOX_DRIVER=local itself (tests/sandbox/local-service.test.ts).
+process.env.SANDBOX_DRIVER = "local-unwalled";
 const portSlice = await claimPortSlice();
 process.env.LOCAL_PORT_RANGE = portSlice.range;
 process.env.EMULATOR_PORT_RANGE = portSlice.emulatorRange;

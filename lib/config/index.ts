@@ -118,13 +118,23 @@ const envSchema = z.object({
   S3_FORCE_PATH_STYLE: booleanFlag(false),
 
   // Sandbox
-  SANDBOX_DRIVER: z.enum(["local", "e2b"]).default("local"),
+  /**
+   * `local`: the e2b driver on the local sandbox service (packages/sandbox-local, walled sandboxes)
+   * that `npm start` runs beside the server; `local-unwalled`: directories and child processes of
+   * the server itself (no wall: app code can read everything the server can); `e2b`: E2B's cloud.
+   */
+  SANDBOX_DRIVER: z.enum(["local", "local-unwalled", "e2b"]).default("local"),
   E2B_API_KEY: optionalString,
   E2B_TEMPLATE: optionalString,
   /** Where the e2b driver's lifecycle API calls go instead of E2B's cloud (the local sandbox service, packages/sandbox-local). */
   E2B_API_URL: url,
   /** Where the e2b driver's envd traffic goes instead of E2B's cloud; the local sandbox service serves both on one address. */
   E2B_SANDBOX_URL: url,
+  /**
+   * Loopback port of the local sandbox service (SANDBOX_DRIVER=local): the server's e2b driver
+   * calls it unless E2B_API_URL says otherwise, and previews are `http://<port>-<id>.localhost:<it>`.
+   */
+  SANDBOX_SERVICE_PORT: integer(49982, 1),
   APP_DEV_COMMAND: optionalString,
   /** Machine-wide directory of the app toolchain (the template's npm dependencies), shared by all local sandboxes. */
   APP_TOOLCHAIN_DIR: optionalString,

@@ -4,6 +4,7 @@ import { log } from "@/lib/log";
 import { ConflictError } from "@/lib/errors";
 import {
   APP_DIR,
+  fetchPreview,
   findProcessesByRole,
   roleEnvs,
   SandboxError,
@@ -28,6 +29,7 @@ export const APP_DEV_PORT = 8081;
  */
 const DRIVER_DEFAULTS: Record<SandboxDriverName, { command: string; scheme: "http" | "https" }> = {
   local: { command: "npx expo start --web --port $PORT --offline", scheme: "http" },
+  "local-unwalled": { command: "npx expo start --web --port $PORT --offline", scheme: "http" },
   e2b: { command: "npx expo start --web --port $PORT --host lan", scheme: "https" },
 };
 
@@ -72,7 +74,7 @@ async function waitUntilAnswering(url: string, handle: CommandHandle, timeoutMs:
   );
   const deadline = Date.now() + timeoutMs;
   for (let pause = 10; ; pause = Math.min(Math.ceil(pause * 1.5), 500)) {
-    const answered = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(5_000) }).then(
+    const answered = await fetchPreview(url, { redirect: "manual", signal: AbortSignal.timeout(5_000) }).then(
       async (response) => (await response.body?.cancel(), response.status < 500),
       () => false,
     );
@@ -95,9 +97,9 @@ async function waitUntilAnswering(url: string, handle: CommandHandle, timeoutMs:
  */
 async function warmUpBundle(previewUrl: string): Promise<void> {
   try {
-    const page = await fetch(previewUrl, { signal: AbortSignal.timeout(10_000) }).then((response) => response.text());
+    const page = await fetchPreview(previewUrl, { signal: AbortSignal.timeout(10_000) }).then((response) => response.text());
     const scripts = [...page.matchAll(/<script[^>]+src="([^"]+)"/g)].map((match) => new URL(match[1].replaceAll("&amp;", "&"), previewUrl));
-    await Promise.all(scripts.map((url) => fetch(url, { signal: AbortSignal.timeout(300_000) }).then((response) => response.arrayBuffer())));
+    await Promise.all(scripts.map((url) => fetchPreview(url.href, { signal: AbortSignal.timeout(300_000) }).then((response) => response.arrayBuffer())));
   } catch (error) {
     log.debug("warming up the app bundle failed", { previewUrl, error });
   }

@@ -10,7 +10,11 @@ export const SANDBOX_HOME = "/home/user";
 /** Where the app (a git repository) lives inside every sandbox. */
 export const APP_DIR = `${SANDBOX_HOME}/app`;
 
-export type SandboxDriverName = "local" | "e2b";
+/**
+ * `local`: the e2b driver on the local sandbox service (walled); `local-unwalled`: directories
+ * and child processes of the server; `e2b`: E2B's cloud.
+ */
+export type SandboxDriverName = "local" | "local-unwalled" | "e2b";
 
 export type EntryType = "file" | "dir" | "symlink";
 

@@ -63,7 +63,7 @@ export async function startServer(): Promise<void> {
   // sandbox commands never fork this process once the store has grown it. Only the host: the
   // provider is left to the first route that needs it, as before, since the error classes it
   // throws are those of the bundle that created it.
-  if (config.SANDBOX_DRIVER === "local") getCommandHost();
+  if (config.SANDBOX_DRIVER === "local-unwalled") getCommandHost();
   installServerFastPaths();
   const db = await openStoreOrExit();
   const instance = await currentInstance(db);
@@ -89,7 +89,7 @@ export async function startServer(): Promise<void> {
   await getJobQueue();
   if (config.BACKEND_PROVIDER === "local") await startEmulator(config);
   // Local sandboxes hard-link the app toolchain: install it now, not on the first project.
-  if (config.SANDBOX_DRIVER === "local") warmUpAppToolchain();
+  if (config.SANDBOX_DRIVER !== "e2b") warmUpAppToolchain();
   // Jobs first: a job still running may hold a sandbox whose dev server is handed back next.
   registerDrainStep("stop taking jobs and let running ones finish", stopJobQueue);
   registerDrainStep("hand back the backend dev server leases", () => handBackBackendDevServers(db));

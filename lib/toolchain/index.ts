@@ -351,6 +351,19 @@ export class AppToolchain {
   }
 
   /**
+   * The name of the template's prepared toolchain (its folder in the toolchain directory), which
+   * the local sandbox service offers as a template (`SANDBOX_SERVICE_TOOLCHAIN_DIR`).
+   */
+  async templateName(templateRoot: string): Promise<string> {
+    return path.basename((await this.prepare(templateRoot)).root);
+  }
+
+  /** The template's own lock file, describing the toolchain's packages: the app's first commit records it. */
+  async appLockfile(templateRoot: string): Promise<Uint8Array> {
+    return fs.readFile(path.join((await this.prepare(templateRoot)).root, APP_LOCKFILE));
+  }
+
+  /**
    * Gives an app directory the template's dependencies: `node_modules` hard-linked from the
    * toolchain (copied where links cannot cross file systems), the hidden lock file describing
    * them, and the template's lock file, which the first commit records.

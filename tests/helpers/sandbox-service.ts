@@ -58,15 +58,37 @@ async function sandboxProcessAlive(servicePid: number, sandboxPid: number): Prom
   return false;
 }
 
+export interface SandboxServiceOptions {
+  /** A restart on the same address. @default a free loopback port */
+  port?: number;
+  /** @default a fresh key (a restart passes the first one's) */
+  apiKey?: string;
+  /** `SANDBOX_SERVICE_TOOLCHAIN_DIR`: prepared app toolchains become templates. */
+  toolchainDir?: string;
+  /** `SANDBOX_LOOPBACK_PORTS` (`first-last`): the host ports sandboxes reach at their own loopback. */
+  loopbackPorts?: string;
+}
+
 /**
- * Starts the service with its data under `dataDir`, on a free loopback port unless `port` is
- * given (a restart on the same address), accepting `apiKey` (a fresh one by default).
+ * Starts the service with its data (and its key file, as `npm start` writes it) under `dataDir`,
+ * accepting `apiKey`.
  */
-export async function startSandboxService(dataDir: string, options: { port?: number; apiKey?: string } = {}): Promise<SandboxServiceProcess> {
+export async function startSandboxService(dataDir: string, options: SandboxServiceOptions = {}): Promise<SandboxServiceProcess> {
   const apiKey = options.apiKey ?? `e2b_${randomBytes(20).toString("hex")}`;
+  const keyFile = path.join(dataDir, "service.key");
+  await fs.mkdir(dataDir, { recursive: true });
+  await fs.writeFile(keyFile, apiKey, { mode: 0o600 });
   const child = spawn(process.execPath, [...SERVICE_NODE_OPTIONS, SERVICE_MAIN], {
     // Only what the service needs: nothing of the test's own environment reaches its sandboxes.
-    env: { NODE_ENV: "test", PATH: process.env.PATH, SANDBOX_SERVICE_API_KEY: apiKey, SANDBOX_SERVICE_DATA_DIR: dataDir, SANDBOX_SERVICE_PORT: String(options.port ?? 0) },
+    env: {
+      NODE_ENV: "test",
+      PATH: process.env.PATH,
+      SANDBOX_SERVICE_API_KEY_FILE: keyFile,
+      SANDBOX_SERVICE_DATA_DIR: dataDir,
+      SANDBOX_SERVICE_PORT: String(options.port ?? 0),
+      ...(options.toolchainDir ? { SANDBOX_SERVICE_TOOLCHAIN_DIR: options.toolchainDir } : {}),
+      ...(options.loopbackPorts ? { SANDBOX_LOOPBACK_PORTS: options.loopbackPorts } : {}),
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));

@@ -136,6 +136,28 @@ describe("envd", () => {
     await expect(sandbox.files.rename("/home/user/from.txt", "/home/user/x.txt")).rejects.toBeInstanceOf(FileNotFoundError);
   });
 
+  it("answers a read of a file rewritten meanwhile at once, never waiting for bytes that are gone", async () => {
+    // A dev server rewriting a file (truncate, then write) while the product reads it: the answer
+    // is what was there, whole or cut short. Announcing the size at open made a file cut short
+    // leave the SDK waiting for the rest until its request timeout.
+    const file = "/home/user/rewritten.bin";
+    const size = 4_000_000;
+    await sandbox.commands.run(`head -c ${size} /dev/zero > ${file}`);
+    const writer = await sandbox.commands.run(`while [ ! -e /home/user/stop-rewriting ]; do head -c ${size} /dev/zero > ${file}; done`, {
+      background: true,
+      timeoutMs: 0,
+    });
+    try {
+      for (let read = 0; read < 20; read++) {
+        const bytes = await sandbox.files.read(file, { format: "bytes", requestTimeoutMs: 30_000 });
+        expect(bytes.length).toBeLessThanOrEqual(size);
+      }
+    } finally {
+      await sandbox.files.write("/home/user/stop-rewriting", "");
+      await writer.wait();
+    }
+  });
+
   it("sends input to a running command", async () => {
     const handle = await sandbox.commands.run("cat", { background: true, stdin: true });
     await sandbox.commands.sendStdin(handle.pid, "typed\n");

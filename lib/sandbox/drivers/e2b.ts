@@ -1,8 +1,9 @@
+import path from "node:path";
 import type { Sandbox as E2BSandbox, SandboxOnTimeout } from "e2b";
 import { NotConfiguredError } from "@/lib/errors";
 import { registerSecret } from "@/lib/log";
-import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
-import type { CreateSandboxOptions, Sandbox, SandboxProvider } from "../port";
+import { DEFAULT_TEMPLATES_DIR, resetAppRepository, seedAppFromTemplate } from "../app-repository";
+import { APP_DIR, type CreateSandboxOptions, type Sandbox, type SandboxDriverName, type SandboxProvider } from "../port";
 import { E2BCommands } from "./e2b-commands";
 import { callE2B } from "./e2b-errors";
 import { E2BFiles } from "./e2b-files";
@@ -36,19 +37,36 @@ export interface E2BSandboxOptions {
   sandboxUrl?: string;
   /** The SDK module. @default the lazily imported `e2b` package */
   lib?: E2BLib;
+  /** What the sandboxes report as their driver. @default "e2b" */
+  driver?: Extract<SandboxDriverName, "e2b" | "local">;
+  /**
+   * Where an app template's dependencies come from: its sandbox boots the E2B template holding
+   * them (the local service's template of the prepared app toolchain), and the app's first commit
+   * records their lock file. @default none: the app gets no dependencies
+   */
+  toolchain?: ToolchainTemplates;
 }
 
-const DRIVER_NAME = "e2b";
+/** Prepared dependencies of app templates, as templates of the sandbox provider. */
+export interface ToolchainTemplates {
+  /** The provider's template holding the dependencies of the app template at `templateRoot`. */
+  templateName(templateRoot: string): Promise<string>;
+  /** The lock file describing them. */
+  appLockfile(templateRoot: string): Promise<Uint8Array>;
+}
+
 const DEFAULT_SANDBOX_TIMEOUT_MS = 60 * 60 * 1000;
 
 /** A sandbox of the E2B driver: the SDK's sandbox behind the port. */
 class E2BSandboxAdapter implements Sandbox {
-  readonly driver = DRIVER_NAME;
   readonly sandboxId: string;
   readonly files: E2BFiles;
   readonly commands: E2BCommands;
 
-  constructor(private readonly sdk: E2BSandbox) {
+  constructor(
+    private readonly sdk: E2BSandbox,
+    readonly driver: SandboxDriverName,
+  ) {
     this.sandboxId = sdk.sandboxId;
     this.files = new E2BFiles(sdk);
     this.commands = new E2BCommands(sdk);
@@ -69,9 +87,13 @@ class E2BSandboxAdapter implements Sandbox {
   }
 }
 
-/** The E2B sandbox driver (`SANDBOX_DRIVER=e2b`). The SDK is imported on first use only. */
+/**
+ * The E2B sandbox driver (`SANDBOX_DRIVER=e2b`, and `local` on the local sandbox service). The SDK
+ * is imported on first use only.
+ */
 export function createE2BSandboxProvider(options: E2BSandboxOptions): SandboxProvider {
-  const { apiUrl, sandboxUrl } = options;
+  const { apiUrl, sandboxUrl, toolchain } = options;
+  const driver = options.driver ?? "e2b";
   const apiKey = options.apiKey;
   if (!apiKey) throw new NotConfiguredError("SANDBOX_DRIVER=e2b needs E2B_API_KEY.", "sandbox_not_configured");
   registerSecret(apiKey);
@@ -82,7 +104,7 @@ export function createE2BSandboxProvider(options: E2BSandboxOptions): SandboxPro
 
   const connect = async (sandboxId: string): Promise<Sandbox> => {
     const { Sandbox: Sdk } = await loadLib();
-    return new E2BSandboxAdapter(await callE2B(() => Sdk.connect(sandboxId, { ...connection, timeoutMs }), { sandboxId }));
+    return new E2BSandboxAdapter(await callE2B(() => Sdk.connect(sandboxId, { ...connection, timeoutMs }), { sandboxId }), driver);
   };
 
   const kill = async (sandboxId: string): Promise<boolean> => {
@@ -92,13 +114,17 @@ export function createE2BSandboxProvider(options: E2BSandboxOptions): SandboxPro
 
   const create = async ({ template }: CreateSandboxOptions = {}): Promise<Sandbox> => {
     const { Sandbox: Sdk } = await loadLib();
-    const sdk = await callE2B(() =>
-      Sdk.create({ ...connection, template: options.e2bTemplate, timeoutMs, lifecycle: { onTimeout: options.onTimeout ?? "pause" } }),
-    );
-    const sandbox = new E2BSandboxAdapter(sdk);
+    const templateRoot = template && path.join(/*turbopackIgnore: true*/ options.templatesDir ?? DEFAULT_TEMPLATES_DIR, template);
+    const e2bTemplate = templateRoot && toolchain ? await toolchain.templateName(templateRoot) : options.e2bTemplate;
+    const sdk = await callE2B(() => Sdk.create({ ...connection, template: e2bTemplate, timeoutMs, lifecycle: { onTimeout: options.onTimeout ?? "pause" } }));
+    const sandbox = new E2BSandboxAdapter(sdk, driver);
     if (template) {
       try {
-        await seedAppFromTemplate(sandbox, template, { templatesDir: options.templatesDir });
+        await seedAppFromTemplate(sandbox, template, {
+          templatesDir: options.templatesDir,
+          installDependencies:
+            toolchain && (async (root) => void (await sandbox.files.write(`${APP_DIR}/package-lock.json`, await toolchain.appLockfile(root)))),
+        });
       } catch (error) {
         await kill(sandbox.sandboxId).catch(() => false);
         throw error;
@@ -107,5 +133,5 @@ export function createE2BSandboxProvider(options: E2BSandboxOptions): SandboxPro
     return sandbox;
   };
 
-  return { driver: DRIVER_NAME, create, connect, kill };
+  return { driver, create, connect, kill };
 }

@@ -32,7 +32,7 @@ export interface LocalSandboxOptions {
   previewHost?: string;
 }
 
-const DRIVER_NAME = "local";
+const DRIVER_NAME = "local-unwalled";
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** Inside a sandbox's directory: `home/` is `/home/user`; the metadata file sits beside it. */
 const HOME_DIR = "home";
@@ -172,7 +172,7 @@ class LocalSandbox implements Sandbox {
   }
 }
 
-/** The local sandbox driver (`SANDBOX_DRIVER=local`, the default). */
+/** The unwalled local sandbox driver (`SANDBOX_DRIVER=local-unwalled`): no isolation from the server. */
 export function createLocalSandboxProvider(options: LocalSandboxOptions): SandboxProvider {
   // Started now, before the server grows: commands are spawned by it, never by this process.
   getCommandHost();

@@ -6,7 +6,8 @@
 // - anything else: E2B's lifecycle REST API, authenticated with the `X-API-Key` header.
 import { timingSafeEqual } from "node:crypto";
 import http from "node:http";
-import { ApiError, ENVD_VERSION } from "./sandboxes.mjs";
+import { ApiError } from "./errors.mjs";
+import { ENVD_VERSION } from "./sandboxes.mjs";
 
 /** envd's port inside an E2B sandbox: the SDK names it in `E2b-Sandbox-Port`. */
 const ENVD_PORT = 49983;

@@ -1,7 +1,7 @@
 // envd's HTTP file transfer: `GET /files?path=` downloads, `POST /files?path=` uploads either one
 // `application/octet-stream` body or `multipart/form-data` parts named "file" whose filename is
 // the destination path (what the SDK's `files.write` sends).
-import { createReadStream, createWriteStream } from "node:fs";
+import { constants as fsConstants, createWriteStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
@@ -65,13 +65,29 @@ export async function serveFiles(req, res, { home }) {
     if (req.method === "GET") {
       if (!requested) return sendError(res, 400, "path is required"), true;
       const absolute = resolvePath(home, requested);
-      const stats = await fs.stat(absolute).catch(() => null);
-      if (!stats) return sendError(res, 404, `path not found: ${absolute}`), true;
-      if (!stats.isFile()) return sendError(res, 400, `path is not a file: ${absolute}`), true;
-      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(stats.size) });
-      // Exactly the announced length: a file that grows while it is read must not overrun it.
-      if (stats.size === 0) res.end();
-      else await pipeline(createReadStream(absolute, { start: 0, end: stats.size - 1 }), res);
+      // Non-blocking: opening a FIFO for reading would otherwise wait for a writer.
+      const file = await fs.open(absolute, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK).catch((error) => {
+        if (error.code === "ENOENT" || error.code === "ENOTDIR") return null;
+        throw error;
+      });
+      if (!file) return sendError(res, 404, `path not found: ${absolute}`), true;
+      const stats = await file.stat().catch(async (error) => {
+        await file.close();
+        throw error;
+      });
+      if (!stats.isFile()) {
+        await file.close();
+        return sendError(res, 400, `path is not a file: ${absolute}`), true;
+      }
+      // No content-length: a file truncated while it is read (a dev server rewriting it) would
+      // leave the client waiting for bytes that never come, until its timeout (the SDK's
+      // files.read stalled so, then failed with 504). Chunked, the client gets what was there.
+      // Read up to the size at open: a file that grows while it is read does not hold the answer.
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      if (stats.size === 0) {
+        await file.close();
+        res.end();
+      } else await pipeline(file.createReadStream({ start: 0, end: stats.size - 1 }), res);
       return true;
     }
     if (req.method !== "POST") return sendError(res, 405, "GET or POST"), true;

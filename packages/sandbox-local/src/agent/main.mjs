@@ -2,7 +2,9 @@
 // wall, serving envd's process and filesystem services, `/files` and `/health` on a unix socket
 // in the sandbox's runtime directory; the service in front routes a sandbox's envd traffic
 // there. `CONNECT 127.0.0.1:<port>` opens a tunnel to a port of the sandbox's own loopback (how
-// the service reaches the sandbox's dev servers). Only Node's built-ins: the wall shows this
+// the service reaches the sandbox's dev servers). It also listens on the ports of the host's
+// loopback the sandbox may reach (the emulated deployments' range, SANDBOX_AGENT_LOOPBACK_PORTS)
+// and carries each connection out through the wall's socket for it. Only Node's built-ins: the wall shows this
 // directory and node, nothing else of the service.
 import fs from "node:fs";
 import http from "node:http";
@@ -17,6 +19,8 @@ const home = process.env.HOME ?? "/home/user";
 // Commands get the sandbox's environment, not the agent's own settings.
 const baseEnv = { ...process.env };
 delete baseEnv.SANDBOX_AGENT_SOCKET;
+delete baseEnv.SANDBOX_AGENT_LOOPBACK_PORTS;
+delete baseEnv.SANDBOX_AGENT_LOOPBACK_SOCKET;
 
 const processes = createProcessService({ baseEnv, home });
 const filesystem = createFilesystemService({ home });
@@ -60,5 +64,37 @@ const shutdown = () => {
 process.on("SIGTERM", shutdown);
 process.on("SIGINT", shutdown);
 
+/**
+ * Listens on 127.0.0.1:<port> for every port of `first-last`; each connection goes out through
+ * the wall's socket, which carries it to the host's same port. A port something else holds
+ * already is left to it.
+ */
+function listenLoopbackRange(range, outsideSocket) {
+  const [first, last] = range.split("-").map(Number);
+  const listening = [];
+  for (let port = first; port <= last; port++) {
+    const listener = net.createServer((inside) => {
+      // Written first: a socket queues writes in order until it connects.
+      const outside = net.connect(outsideSocket);
+      outside.write(`${port}\n`);
+      inside.pipe(outside).pipe(inside);
+      inside.on("error", () => outside.destroy());
+      outside.on("error", () => inside.destroy());
+      inside.on("close", () => outside.destroy());
+      outside.on("close", () => inside.destroy());
+    });
+    listening.push(
+      new Promise((resolve) => {
+        listener.once("error", resolve);
+        listener.listen(port, "127.0.0.1", resolve);
+      }),
+    );
+  }
+  return Promise.all(listening);
+}
+
+const loopbackPorts = process.env.SANDBOX_AGENT_LOOPBACK_PORTS;
+const loopbackSocket = process.env.SANDBOX_AGENT_LOOPBACK_SOCKET;
+await (loopbackPorts && loopbackSocket ? listenLoopbackRange(loopbackPorts, loopbackSocket) : undefined);
 fs.rmSync(socketPath, { force: true });
 server.listen(socketPath, () => process.stdout.write("ready\n"));

@@ -53,6 +53,40 @@ export function listenForward(socketPath: string, target: { host: string; port: 
   return listenOnSocket(server, socketPath);
 }
 
+/** Longest first line of a loopback-range connection: `65535\n`. */
+const PORT_LINE_BYTES = 6;
+
+/**
+ * The outside end of a sandbox's loopback range: each connection starts with `<port>\n` and is
+ * carried to that port of this machine's 127.0.0.1 when it lies in `range`; anything else is closed.
+ */
+export function listenLoopbackRange(socketPath: string, range: { first: number; last: number }): Promise<SocketListener> {
+  const server = net.createServer((inside) => {
+    inside.on("error", () => undefined);
+    let buffered = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const end = buffered.indexOf(0x0a);
+      if (end < 0) {
+        if (buffered.length >= PORT_LINE_BYTES) inside.destroy();
+        return;
+      }
+      inside.off("data", onData);
+      inside.pause();
+      const line = buffered.subarray(0, end).toString("latin1");
+      const port = Number(line);
+      if (!/^\d{1,5}$/.test(line) || port < range.first || port > range.last) return void inside.destroy();
+      const rest = buffered.subarray(end + 1);
+      const outside = net.connect(port, "127.0.0.1");
+      if (rest.length > 0) outside.write(rest);
+      splice(inside, outside);
+      inside.resume();
+    };
+    inside.on("data", onData);
+  });
+  return listenOnSocket(server, socketPath);
+}
+
 function refuse(socket: Duplex, status: number, reason: string): void {
   const body = `${reason}\n`;
   socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { SandboxCgroups, sandboxesParents } from "./cgroups";
-import { listenEgressProxy, listenForward, type SocketListener } from "./egress";
+import { listenEgressProxy, listenForward, listenLoopbackRange, type SocketListener } from "./egress";
 import { buildMounts, SANDBOX_HOME, SANDBOX_RUNTIME_DIR, sandboxUid, WALL_DIR } from "./mounts";
 
 export { sandboxUid } from "./mounts";
@@ -38,6 +38,11 @@ export interface WallSpec {
    * single link become the sandbox user's ({@link sandboxUid}); hard-linked files stay as they are.
    */
   home: string;
+  /**
+   * Host directory mounted read-write at /tmp, kept across restarts of the sandbox (it becomes the
+   * sandbox user's like home). @default a private tmpfs, gone with the sandbox
+   */
+  tmp?: string;
   /** E.g. the app toolchain. */
   readOnly?: Array<{ host: string; sandbox: string }>;
   /** Host directory mounted read-write at /run/sandbox (the in-sandbox agent's unix socket lives here). */
@@ -53,6 +58,13 @@ export interface WallSpec {
    */
   egress: "registry" | "none";
   forwards?: LoopbackForward[];
+  /**
+   * Ports of the host's loopback the sandbox may reach (e.g. the emulated deployments' range):
+   * the wall serves {@link LOOPBACK_RANGE_SOCKET}, where a connection names its port on a first
+   * line (`<port>\n`) and is carried to that port of the host's 127.0.0.1 when it lies in the
+   * range. Something inside (the sandbox's agent) listens on those ports and uses it.
+   */
+  loopbackRange?: { first: number; last: number };
   limits: WallLimits;
 }
 
@@ -80,6 +92,9 @@ export interface WalledProcess {
   /** Current memory use of the whole sandbox. */
   memoryBytes(): Promise<number>;
 }
+
+/** The socket of {@link WallSpec.loopbackRange}, as the sandbox sees it. */
+export const LOOPBACK_RANGE_SOCKET = `${SANDBOX_RUNTIME_DIR}/${WALL_DIR}/loopback.sock`;
 
 /** Where the egress proxy's inside end listens, in the sandbox's own network namespace. */
 export const EGRESS_PROXY_PORT = 3128;
@@ -151,7 +166,11 @@ function validate(spec: WallSpec): void {
   for (const [name, value] of Object.entries(spec.env)) {
     if (!ENV_NAME.test(name) || value.includes("\0")) throw new Error(`sandbox wall: invalid environment variable ${JSON.stringify(name)}`);
   }
-  for (const dir of [spec.home, spec.runtimeDir, ...(spec.readOnly ?? []).flatMap((m) => [m.host, m.sandbox])]) {
+  const range = spec.loopbackRange;
+  if (range && !(Number.isInteger(range.first) && Number.isInteger(range.last) && range.first >= 1 && range.first <= range.last && range.last <= 65535)) {
+    throw new Error(`sandbox wall: invalid loopback range ${JSON.stringify(range)}`);
+  }
+  for (const dir of [spec.home, ...(spec.tmp ? [spec.tmp] : []), spec.runtimeDir, ...(spec.readOnly ?? []).flatMap((m) => [m.host, m.sandbox])]) {
     if (!path.isAbsolute(dir)) throw new Error(`sandbox wall: path must be absolute: ${dir}`);
   }
   if (!(spec.limits.memoryBytes > 0) || !(spec.limits.maxProcesses > 0)) throw new Error("sandbox wall: limits must be positive");
@@ -192,7 +211,11 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
     // Home becomes the sandbox user's, except files with several links: those share their inode
     // with another tree (a hard-linked toolchain), which must stay read-only to the sandbox.
     const owner = String(uid);
-    await run("find", [spec.home, "(", "-type", "d", "-o", "-links", "1", ")", "!", "-user", owner, "-exec", "chown", "-h", `${owner}:${owner}`, "{}", "+"]);
+    for (const dir of spec.tmp ? [spec.home, spec.tmp] : [spec.home]) {
+      await run("find", [dir, "(", "-type", "d", "-o", "-links", "1", ")", "!", "-user", owner, "-exec", "chown", "-h", `${owner}:${owner}`, "{}", "+"]);
+    }
+    // A /tmp of the usual shape (sticky, everyone's) for tools that check it.
+    if (spec.tmp) await fs.chmod(spec.tmp, 0o1777);
     // The wall's own folder stays root's when it sits inside home.
     await fs.chown(wallDir, 0, 0);
 
@@ -201,6 +224,7 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
       listeners.push(await listenEgressProxy(path.join(wallDir, "egress.sock")));
       insideListeners.push({ port: EGRESS_PROXY_PORT, socket: "egress.sock" });
     }
+    if (spec.loopbackRange) listeners.push(await listenLoopbackRange(path.join(wallDir, path.basename(LOOPBACK_RANGE_SOCKET)), spec.loopbackRange));
     for (const forward of spec.forwards ?? []) {
       const socket = `forward-${forward.port}.sock`;
       listeners.push(await listenForward(path.join(wallDir, socket), forward.target));
@@ -211,7 +235,7 @@ export async function startWalled(argv: string[], spec: WallSpec): Promise<Walle
       ...["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try", "--hostname", "sandbox"],
       ...["--die-with-parent", "--new-session"],
       ...(await buildMounts(
-        { uid, home: spec.home, runtimeDir: spec.runtimeDir, readOnly: spec.readOnly ?? [], dataFiles: [{ fd: 4, sandbox: ENV_SCRIPT }], cwd: spec.cwd ?? SANDBOX_HOME },
+        { uid, home: spec.home, tmp: spec.tmp, runtimeDir: spec.runtimeDir, readOnly: spec.readOnly ?? [], dataFiles: [{ fd: 4, sandbox: ENV_SCRIPT }], cwd: spec.cwd ?? SANDBOX_HOME },
         wallDir,
       )),
     ];

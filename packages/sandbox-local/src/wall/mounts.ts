@@ -55,6 +55,8 @@ const generatedEtc = (uid: number): Record<string, string> => ({
 export interface MountSpec {
   uid: number;
   home: string;
+  /** Host directory mounted read-write at /tmp; a private tmpfs when absent. */
+  tmp?: string;
   runtimeDir: string;
   readOnly: Array<{ host: string; sandbox: string }>;
   /** Read-only files on the sandbox's own tmpfs root, their content read by bwrap from a file descriptor. */
@@ -87,7 +89,9 @@ export async function buildMounts(spec: MountSpec, wallDir: string): Promise<str
     if (stat?.isSymbolicLink()) args.push("--symlink", await fs.readlink(hostPath), hostPath);
     else if (stat?.isDirectory()) mount("--ro-bind", hostPath, hostPath);
   }
-  args.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp");
+  args.push("--proc", "/proc", "--dev", "/dev");
+  if (spec.tmp) args.push("--bind", spec.tmp, "/tmp");
+  else args.push("--perms", "1777", "--tmpfs", "/tmp");
   present.add("/proc").add("/dev").add("/tmp");
   for (const name of SYSTEM_ETC) mount("--ro-bind-try", `/etc/${name}`, `/etc/${name}`);
   await fs.mkdir(path.join(wallDir, "etc"), { recursive: true });
