@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { findBackendProjectBySlug } from "@/lib/backend";
 import { EMULATOR_MOUNT_PATH, getEmulatorIdentity } from "@/lib/emulator/identity";
 import { assertMatchesApiContract } from "../helpers/api-contract";
+import { STAND_IN_EXPORT_COMMAND } from "../helpers/export-stand-in";
 import { launchBrowser, recordPageErrors, recordResponses, saveArtifact, untilHydrated, type RecordedBody } from "./browser";
 import { createDevServerControl } from "./dev-server-control";
 import { ARTIFACTS_DIR, startProductServer, type ProductServer } from "./server";
@@ -19,13 +20,6 @@ const devServer = createDevServerControl();
 // The app's dev server is the stand-in (tests/helpers/dev-server-stand-in.mjs): this file proves
 // the dashboard, and tests/screenshots/route.test.ts proves screenshots of the real Metro preview.
 const APP_DEV_COMMAND = process.env.APP_DEV_COMMAND!;
-// Stands in for `expo export` (tests/bundles prove the real one): Expo's export layout with the
-// commit id as the bundle, so every commit gets its own update.
-const FAKE_EXPORT_COMMAND = [
-  "mkdir -p dist/_expo/static/js/ios",
-  "git rev-parse HEAD > dist/_expo/static/js/ios/entry.hbc",
-  `echo '{"fileMetadata":{"ios":{"bundle":"_expo/static/js/ios/entry.hbc","assets":[]}}}' > dist/metadata.json`,
-].join(" && ");
 let server: ProductServer;
 let browser: Browser;
 let page: Page;
@@ -99,7 +93,7 @@ async function loadedWidth(selector: string): Promise<number> {
 
 beforeAll(async () => {
   server = await startProductServer({
-    env: { APP_DEV_COMMAND, BACKEND_DEV_COMMAND: devServer.command, BUNDLE_EXPORT_COMMAND: FAKE_EXPORT_COMMAND },
+    env: { APP_DEV_COMMAND, BACKEND_DEV_COMMAND: devServer.command, BUNDLE_EXPORT_COMMAND: STAND_IN_EXPORT_COMMAND },
     timeoutMs: START_TIMEOUT_MS,
     initialisedDatabase: inject("pgliteTemplate"),
   });

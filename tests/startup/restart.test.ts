@@ -6,6 +6,7 @@ import { backendProjectNameFor } from "@/lib/backend";
 import { openStore } from "@/lib/store";
 import { getDevServerLease } from "@/lib/store/dev-server-leases";
 import { startProductServer, type ProductServer } from "../e2e/server";
+import { STAND_IN_EXPORT_COMMAND } from "../helpers/export-stand-in";
 import { SseReader } from "../realtime/sse-client";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
@@ -59,7 +60,9 @@ const backendDevServerRuns = async (base: ProductServer) =>
   (await api<{ backendDevServer: string }>(base, "GET", `/api/backend/status?projectId=${projectId}`)).body.backendDevServer === "running";
 
 beforeAll(async () => {
-  server = await startProductServer({ timeoutMs: START_TIMEOUT_MS });
+  // The bundle the CLI asks for is the stand-in export's: this file proves the CLI and the server
+  // around it; tests/bundles/build.test.ts proves the real `expo export`, minutes of CPU each.
+  server = await startProductServer({ env: { BUNDLE_EXPORT_COMMAND: STAND_IN_EXPORT_COMMAND }, timeoutMs: START_TIMEOUT_MS });
   token = /API token \(shown only now, keep it\):\s+(\S+)/.exec(server.output())![1];
   projectId = /Demo project: (\S+)/.exec(server.output())![1];
   // The demo project gets its sandbox, preview and backend (both dev servers running).
@@ -102,7 +105,7 @@ describe("a CLI and a second server beside a running server (one writer per embe
     const reconcile = await runNpmScript("assets:reconcile", ["--all", "--dry-run"], { CLI_API_TOKEN: token });
     expect(reconcile.code, reconcile.stderr).toBe(0);
     expect(reconcile.stdout).toContain("1 project(s): 0 orphan blob(s) to delete");
-    // A real expo export and three CLI processes: minutes on a loaded 2-core machine.
+    // Three CLI processes and the server's build job: minutes on a loaded 2-core machine.
   }, 600_000);
 
   it("refuses a second server on the same DATA_DIR, naming the holder", async () => {
