@@ -132,7 +132,8 @@ export async function startProductServer(options: {
   };
   try {
     server.signInLink = await withTimeout(signInLink, options.timeoutMs, () => `No sign-in link within ${options.timeoutMs} ms:\n${output.slice(-4000)}`);
-    await withTimeout(waitForHealth(baseUrl, child), 30_000, () => "The server printed its link but /api/health never answered.");
+    // The same budget as the link: a server that printed its link may still be loading its first route on a loaded machine (30 s fell short at load 50).
+    await withTimeout(waitForHealth(baseUrl, child), options.timeoutMs, () => `The server printed its link but /api/health never answered within ${options.timeoutMs} ms.`);
     return server;
   } catch (error) {
     await server.stop();
