@@ -12,7 +12,8 @@ const ROOT = path.resolve(import.meta.dirname, "..", "..");
 export const ARTIFACTS_DIR = path.join(ROOT, "test-artifacts", "e2e");
 
 /** Environment passed through to the server: enough to run node and git, nothing that configures the product. */
-const PASSED_THROUGH = ["PATH", "HOME", "USER", "LANG", "TMPDIR", "TZ"];
+/** SANDBOX_DRIVER: the suite's driver (tests/setup.ts), unless a file's `env` says otherwise. */
+const PASSED_THROUGH = ["PATH", "HOME", "USER", "LANG", "TMPDIR", "TZ", "SANDBOX_DRIVER"];
 
 /** Each server's output, kept when it stops (servers of several test files may run at once). */
 const logFileOf = (port: number) => path.join(ARTIFACTS_DIR, `server-${port}.log`);
