@@ -11,7 +11,7 @@ import { PLATFORMS, type Platform } from "@/lib/updates/streams";
 import { type AppConfig, readAppConfig, resolveRuntimeVersion } from "./app-config";
 import { parseCommitSha } from "./commit";
 import { BundleBuildError } from "./errors";
-import { exportCommandFor, type ExportOutput, readExportOutput, runExportCommand, withCommitCheckout } from "./export";
+import { DEFAULT_PLATFORMS, exportCommandFor, type ExportOutput, readExportOutput, runExportCommand, withCommitCheckout } from "./export";
 import { createUpdateManifest } from "./manifest";
 import { bundlePrefix } from "./paths";
 import { mapWithConcurrency } from "./pool";
@@ -23,7 +23,7 @@ export interface BuildStaticBundleInput {
   /** Names the upload folder `bundles/<project_id>/<commit_id>/`; 7–64 hex digits. */
   commitSha: string;
   commitMessage: string;
-  /** The platforms to export and publish. @defaultValue both */
+  /** The platforms to export and publish. @defaultValue DEFAULT_PLATFORMS (iOS) */
   platforms?: Platform[];
   /** The channel the build is released to. @defaultValue main */
   channel?: string;
@@ -194,7 +194,7 @@ export async function buildBundleInSandbox(
   try {
     if (!PROJECT_ID.test(input.projectId)) throw new BadRequestError("projectId must be letters, digits, - or _.", "invalid_project_id");
     const commitSha = parseCommitSha(input.commitSha);
-    const platforms = PLATFORMS.filter((platform) => !input.platforms || input.platforms.includes(platform));
+    const platforms = PLATFORMS.filter((platform) => (input.platforms ?? DEFAULT_PLATFORMS).includes(platform));
     const urls = await serialized(sandbox.sandboxId, () => exportAndUpload(sandbox, { ...input, commitSha, platforms }, options));
     return { success: true, ...urls };
   } catch (error) {

@@ -72,7 +72,8 @@ export async function cleanupBundles(
 
   for (const projectId of projectIds) {
     const commits = groupByCommit(projectId, await listAllBlobs(blob, bundlePrefix(projectId)));
-    const served = new Set((await listLiveReleases(db, projectId)).flatMap((release) => release.commitSha ?? []));
+    // A staged rollout serves two commits: its own, and the full release of the devices left out.
+    const served = new Set((await listLiveReleases(db, projectId)).flatMap((release) => [release.commitSha, release.stable?.commitSha].filter((sha) => sha != null)));
     const doomed = selectCommitsToDelete(commits, keep, cutoff, served);
     const doomedBlobs = doomed.flatMap((commit) => commit.blobs);
     if (!options.dryRun) {

@@ -13,8 +13,12 @@ import { mapWithConcurrency } from "./pool";
 export const exportCommandFor = (platforms: readonly Platform[]) =>
   `npx expo export ${platforms.map((platform) => `--platform ${platform}`).join(" ")} --output-dir dist --dump-assetmap`;
 
-/** The export of every platform: one Metro run, one bundle per platform, assets shared. */
-export const DEFAULT_EXPORT_COMMAND = exportCommandFor(PLATFORMS);
+/**
+ * What a build exports when the request names no platforms: iOS. Android is asked for with
+ * `platforms` (one Metro run for both, assets shared); it doubles the export's CPU.
+ */
+export const DEFAULT_PLATFORMS: readonly Platform[] = ["ios"];
+export const DEFAULT_EXPORT_COMMAND = exportCommandFor(DEFAULT_PLATFORMS);
 
 /** Where every export command must write, relative to the checkout (`--output-dir dist`). */
 const OUTPUT_DIR = "dist";

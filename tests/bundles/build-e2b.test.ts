@@ -10,7 +10,7 @@ import { fetchBlobUrl } from "./build-fixture";
 import { exportFixtureApp, filesUnder } from "./real-export";
 
 const provider = createE2BSandboxProvider({ apiKey: "e2b_test_key_0123456789", lib: fakeE2BLib });
-const EXPO_EXPORT = "npx expo export --platform ios --platform android --output-dir dist --dump-assetmap";
+const EXPO_EXPORT = "npx expo export --platform ios --output-dir dist --dump-assetmap";
 let app: string;
 let exported: Map<string, Uint8Array>;
 
@@ -54,7 +54,6 @@ describe("buildStaticBundle on the E2B driver (fake SDK)", () => {
     const stored = await fetchBlobUrl(result.success ? result.bundleUrl : "");
     expect(Buffer.from(stored.bytes).equals(Buffer.from(exported.get(metadata.fileMetadata.ios.bundle)!))).toBe(true);
     const listed = await getBlobStore().list({ prefix: `bundles/e2b-project/${SHA}/assets/` });
-    const assetPaths = ["ios", "android"].flatMap((platform) => metadata.fileMetadata[platform].assets.map((asset: { path: string }) => asset.path));
-    expect(listed.blobs).toHaveLength(new Set(assetPaths).size);
+    expect(listed.blobs).toHaveLength(new Set(metadata.fileMetadata.ios.assets.map((asset: { path: string }) => asset.path)).size);
   });
 });

@@ -50,7 +50,7 @@ describe("buildStaticBundle (local sandbox, the real expo export, fs blob store)
       manifestUrl: expect.stringMatching(new RegExp(`/${platform}/manifest\\.json$`)),
       bundleUrl: expect.stringMatching(new RegExp(`/${platform}/index\\.js$`)),
     });
-    expect(first).toEqual({ success: true, ...urls("ios"), platforms: { ios: urls("ios"), android: urls("android") } });
+    expect(first).toEqual({ success: true, ...urls("ios"), platforms: { ios: urls("ios") } });
     if (!first.success) return;
     expect(await git("git status --porcelain")).toBe("?? app/draft.tsx");
     expect(await sandbox.files.exists(`${APP_DIR}/dist`)).toBe(false);
@@ -64,22 +64,13 @@ describe("buildStaticBundle (local sandbox, the real expo export, fs blob store)
     expect([...bundle.bytes.subarray(0, 8)]).toEqual(HERMES_MAGIC);
     expect(Buffer.from(bundle.bytes).equals(Buffer.from(exported))).toBe(true);
     expect(Buffer.from(bundle.bytes).includes("Made with care")).toBe(true);
-
-    // The same export's Android bundle: Hermes bytecode too, a different file.
-    expect(metadata.fileMetadata.android.bundle).toMatch(/^_expo\/static\/js\/android\/.+\.hbc$/);
-    const android = await fetchBlobUrl(first.platforms.android!.bundleUrl);
-    expect([...android.bytes.subarray(0, 8)]).toEqual(HERMES_MAGIC);
-    expect(Buffer.from(android.bytes).equals(Buffer.from(await readSaved(metadata.fileMetadata.android.bundle)))).toBe(true);
-    expect(Buffer.from(android.bytes).equals(Buffer.from(bundle.bytes))).toBe(false);
   });
 
   it("uploads every asset the export lists, node_modules assets included, byte for byte", async () => {
     const prefix = bundlePrefix(projectId, head);
     const metadata = JSON.parse(new TextDecoder().decode(await readSaved("metadata.json")));
-    const platforms = ["ios", "android"].map((platform) => metadata.fileMetadata[platform]);
-    const listed: string[] = [...new Set<string>(platforms.flatMap((files) => files.assets.map((asset: { path: string }) => asset.path)))];
-    const perPlatform = ["ios/index.js", "ios/manifest.json", "android/index.js", "android/manifest.json"];
-    expect((await listPathnames(blob, prefix)).sort()).toEqual([...listed, "assetmap.json", ...perPlatform].map((name) => prefix + name).sort());
+    const listed: string[] = [...new Set<string>(metadata.fileMetadata.ios.assets.map((asset: { path: string }) => asset.path))];
+    expect((await listPathnames(blob, prefix)).sort()).toEqual([...listed, "assetmap.json", "ios/index.js", "ios/manifest.json"].map((name) => prefix + name).sort());
     for (const [file, bytes] of Object.entries(FIXTURE_ASSETS)) {
       expect(listed, file).toContain(`assets/${md5(bytes)}`);
       const stored = await fetchBlobUrl(`http://localhost:3000/blob/${prefix}assets/${md5(bytes)}`);
@@ -151,8 +142,7 @@ describe("buildStaticBundle (local sandbox, the real expo export, fs blob store)
     const result = await build(head, { blob: counting, concurrency: 2, exportCommand: copySavedDist });
     if (!result.success || !first.success) throw new Error("build failed");
     expect(maxInFlight).toBe(2);
-    expect(order.at(-3)).toBe("assetmap.json");
-    expect(order.slice(-2).sort()).toEqual(["android/manifest.json", "ios/manifest.json"]);
+    expect(order.slice(-2)).toEqual(["assetmap.json", "ios/manifest.json"]);
     const manifestOf = async (url: string) => JSON.parse(new TextDecoder().decode((await fetchBlobUrl(url)).bytes));
     expect((await manifestOf(result.manifestUrl)).id).toBe((await manifestOf(first.manifestUrl)).id);
   });

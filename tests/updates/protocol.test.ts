@@ -410,6 +410,8 @@ describe("staged rollouts", () => {
     expect(await manifestOf(await requestUpdate(project))).toEqual(stable);
     const listed = (await listBundles(project)).releases;
     expect(listed).toEqual([expect.objectContaining({ commitSha: "5555555b", rolloutPercent: 25, stable: expect.objectContaining({ commitSha: "5555555a", rolloutPercent: 100 }) })]);
+    // Cleanup keeps the full release the devices left out still get.
+    expect(await cleanupBundles(getBlobStore(), [project.id], { keep: 0, dryRun: true })).toMatchObject({ commitsKept: 2, commitsDeleted: 0 });
 
     // Raising the share keeps every device that had the release.
     expect((await postRelease(project, { commitSha: "5555555b", rolloutPercent: 50 })).status).toBe(200);
