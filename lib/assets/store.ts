@@ -64,11 +64,13 @@ export async function storeAsset(target: AssetTarget, file: AcceptedFile, storag
   const staging = createStaging();
   // The blob's bytes go to disk while the sandbox copy is made, rather than after it (bench/upload.ts).
   const preparing = prepareBlobFile(storage.blobs, file.path);
-  // Awaited below; this only keeps an early failure from counting as unhandled meanwhile.
-  preparing.catch(() => undefined);
   try {
     const version = contentVersion(file.sha256);
-    const [stagedPath, blobFile] = await Promise.all([stageHostFile(sandbox, staging, file.path, file.size), preparing]);
+    // Both settle before a failure cleans up, so no copy lands in a staging directory already removed.
+    const [staged, prepared] = await Promise.allSettled([stageHostFile(sandbox, staging, file.path, file.size), preparing]);
+    if (staged.status === "rejected") throw staged.reason;
+    if (prepared.status === "rejected") throw prepared.reason;
+    const [stagedPath, blobFile] = [staged.value, prepared.value];
     return await storage.manifestLock.run(projectId, async (db) => {
       let put: PutBlobResult | undefined;
       try {
