@@ -1,7 +1,7 @@
 import type { Sandbox as E2BSandbox, SandboxOnTimeout } from "e2b";
 import { NotConfiguredError } from "@/lib/errors";
 import { registerSecret } from "@/lib/log";
-import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
+import { removeStaleGitLock, seedAppFromTemplate } from "../app-repository";
 import type { CreateSandboxOptions, Sandbox, SandboxProvider } from "../port";
 import { E2BCommands } from "./e2b-commands";
 import { callE2B } from "./e2b-errors";
@@ -65,7 +65,7 @@ class E2BSandboxAdapter implements Sandbox {
 
   async restart(): Promise<void> {
     await this.commands.killAll();
-    await resetAppRepository(this);
+    await removeStaleGitLock(this);
   }
 }
 

@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { NotConfiguredError } from "@/lib/errors";
-import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
+import { removeStaleGitLock, seedAppFromTemplate } from "../app-repository";
 import { InvalidArgumentError, SandboxNotFoundError } from "../errors";
 import { APP_DIR, type CreateSandboxOptions, type Sandbox, type SandboxProvider } from "../port";
 import { getCommandHost, removeTree } from "./local-command-host";
@@ -156,7 +156,7 @@ class LocalSandbox implements Sandbox {
 
   async restart(): Promise<void> {
     await this.commands.killAll();
-    await resetAppRepository(this);
+    await removeStaleGitLock(this);
   }
 
   async readMetadata(): Promise<SandboxMetadata> {
