@@ -201,8 +201,14 @@ export function createLocalSandboxProvider(options: LocalSandboxOptions): Sandbo
     return sandbox;
   };
 
-  const connect = (sandboxId: string): Promise<LocalSandbox> => {
+  const connect = async (sandboxId: string): Promise<LocalSandbox> => {
     let pending = attached.get(sandboxId);
+    if (pending && !(await fs.stat(path.join(await sandboxDir(sandboxId), METADATA_FILE)).catch(() => null))) {
+      // Its directory was removed behind the service's back: the sandbox is gone, as on E2B after a kill.
+      attached.delete(sandboxId);
+      await (await pending.catch(() => null))?.commands.killAll().catch(() => undefined);
+      throw new SandboxNotFoundError(sandboxId);
+    }
     if (!pending) {
       pending = attach(sandboxId);
       attached.set(sandboxId, pending);

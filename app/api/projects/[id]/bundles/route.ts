@@ -11,8 +11,8 @@ export const runtime = "nodejs";
 /**
  * POST /api/projects/<id>/bundles (owner only): queues a job that exports the app in the
  * project's sandbox and uploads the static iOS bundle (spec 4.4); no body (or `{}`) builds the
- * app repository's HEAD. 202 with the job and its Location; once succeeded its result is
- * `{success: true, manifestUrl, bundleUrl, commitSha}`. A failed export fails the job with
+ * working tree, committed first. 202 with the job and its Location; once succeeded its result is
+ * `{success: true, manifestUrl, bundleUrl, commitSha, workingTreeCommitted, workingTreeDiffers}`. A failed export fails the job with
  * `bundle_export_failed` (the message quotes the CLI's redacted output), an unknown commit with
  * `commit_not_found`; a sandbox or blob store failure is retried first. Nothing is uploaded then.
  */
