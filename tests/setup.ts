@@ -20,6 +20,8 @@ const pgliteTemplate = inject("pgliteTemplate");
 if (pgliteTemplate) fs.cpSync(pgliteTemplate, pgliteDirOf(dataDir), { recursive: true });
 process.env.LOG_LEVEL ??= "silent";
 process.env.SEED_DEMO = "false";
+// Tests mirror repositories when they mean to; a timed autosave would touch sandboxes mid-test.
+process.env.REPOSITORY_AUTOSAVE_CRON = "off";
 const portSlice = await claimPortSlice();
 process.env.LOCAL_PORT_RANGE = portSlice.range;
 process.env.EMULATOR_PORT_RANGE = portSlice.emulatorRange;
