@@ -30,6 +30,7 @@ const project = await insertProject(db, { ownerId: owner.user.id, name: "bench" 
 const source = await provider.create();
 const target = await provider.create();
 
+for (const sandbox of [source, target]) await sandbox.files.makeDir(APP_DIR);
 const run = (sandbox: typeof source, command: string) => sandbox.commands.run(command, { cwd: APP_DIR, timeoutMs: 600_000 });
 await run(
   source,
