@@ -23,6 +23,8 @@ process.env.SEED_DEMO = "false";
 // The suite runs on the unwalled local driver; a file that tests the product on the local sandbox
 // service sets SANDBOX_DRIVER=local itself (tests/sandbox/local-service.test.ts).
 process.env.SANDBOX_DRIVER = "local-unwalled";
+// Tests mirror repositories when they mean to; a timed autosave would touch sandboxes mid-test.
+process.env.REPOSITORY_AUTOSAVE_CRON = "off";
 const portSlice = await claimPortSlice();
 process.env.LOCAL_PORT_RANGE = portSlice.range;
 process.env.EMULATOR_PORT_RANGE = portSlice.emulatorRange;

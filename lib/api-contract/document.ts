@@ -38,6 +38,7 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["get", "/api/projects/{id}/env", { summary: "The deployment's environment variables (values masked)", ok: s.envVariablesResponse }],
   ["put", "/api/projects/{id}/env", { summary: "Set deployment environment variables", ok: s.envVariablesResponse, body: s.setEnvVariablesBody }],
   ["post", "/api/projects/{id}/sandbox/restart", { summary: "Restart the project's sandbox and restore it", ok: s.sandboxRestartResponse }],
+  ["get", "/api/projects/{id}/repository", { summary: "The app repository outside the sandbox: when it was last mirrored, the last failure, what a rebuild restored", ok: s.repositoryResponse }],
   ["get", "/api/projects/{id}/errors", { summary: "The project's stored error notifications, oldest first", ok: s.errorHistoryResponse }],
   ["get", "/api/projects/{id}/errors/stream", { summary: "Server-Sent Events of error notifications", ok: null, stream: "text/event-stream" }],
   ["post", "/api/projects/{id}/screenshots", { summary: "Queue screenshots of the preview (mobile and desktop); the job's result has their URLs", ok: s.jobResponse, status: 202 }],

@@ -134,6 +134,10 @@ export const bundleResponse = z.strictObject({
   bundleUrl: z.string(),
   platforms: z.partialRecord(platform, platformBundle),
   commitSha: z.string(),
+  /** No commit was named and the working tree had changes: they were committed first and built. */
+  workingTreeCommitted: z.boolean(),
+  /** The working tree differs from the built (named) commit: the preview shows something else. */
+  workingTreeDiffers: z.boolean(),
 });
 
 const releaseEntry = { commitSha: z.string().nullable(), rolloutPercent: z.number(), releasedAt: z.string() };
@@ -194,6 +198,30 @@ export const bundleCleanupResponse = z.strictObject({
   bytesDeleted: z.number(),
 });
 
+// ---- repository mirror
+
+/**
+ * The project's app repository outside its sandbox: the newest mirror, the last failed attempt
+ * (a newer success clears it) and what the last rebuild of a lost sandbox restored.
+ */
+export const repositoryResponse = z.strictObject({
+  mirror: z
+    .strictObject({
+      mirroredAt: z.string(),
+      headCommit: z.string(),
+      branch: z.string().nullable(),
+      /** The working tree differed from HEAD and was saved with it (`refs/mirror/wip`). */
+      workingTreeSaved: z.boolean(),
+      sizeBytes: z.number(),
+    })
+    .nullable(),
+  lastFailure: z.strictObject({ at: z.string(), message: z.string() }).nullable(),
+  lastRestore: z
+    .strictObject({ restoredAt: z.string(), mirroredAt: z.string(), headCommit: z.string(), workingTreeRestored: z.boolean() })
+    .nullable(),
+});
+export const repositoryAutosaveResponse = z.strictObject({ mirrored: z.number(), unchanged: z.number(), failed: z.number(), skipped: z.number() });
+
 // ---- background jobs
 
 export const projectJobParams = z.object({ id: z.string(), jobId: z.string() });
@@ -206,11 +234,11 @@ export const projectJobParams = z.object({ id: z.string(), jobId: z.string() });
 export const jobResponse = z
   .strictObject({
     id: z.string(),
-    kind: z.enum(["bundle-build", "screenshots", "bundle-cleanup", "project-delete"]),
+    kind: z.enum(["bundle-build", "screenshots", "bundle-cleanup", "project-delete", "repository-autosave"]),
     state: z.enum(["queued", "running", "succeeded", "failed"]),
     projectId: z.string().nullable(),
     attempts: z.number().int(),
-    result: z.union([bundleResponse, screenshotsResponse, bundleCleanupResponse, z.null()]),
+    result: z.union([bundleResponse, screenshotsResponse, bundleCleanupResponse, repositoryAutosaveResponse, z.null()]),
     error: z.strictObject({ code: z.string(), message: z.string() }).nullable(),
     createdAt: z.string(),
     finishedAt: z.string().nullable(),

@@ -21,6 +21,7 @@ export type ApiScreenshots = z.output<typeof s.screenshotsResponse>;
 export type ApiBundle = z.output<typeof s.bundleResponse>;
 export type ApiBundleCleanup = z.output<typeof s.bundleCleanupResponse>;
 export type ApiBundleList = z.output<typeof s.bundleListResponse>;
+export type ApiRepository = z.output<typeof s.repositoryResponse>;
 export type ApiJob = z.output<typeof s.jobResponse>;
 export type ApiRelease = z.output<typeof s.releaseResponse>;
 export type ApiEnable = z.output<typeof s.enableResponse>;

@@ -62,3 +62,38 @@ export async function resolveCommit(sandbox: Sandbox, requested: { commitSha?: s
   const head = await readHeadCommit(sandbox);
   return { sha: head.sha, message: requested.commitMessage ?? head.message };
 }
+
+/** The message of the commit a bundle request without a commit makes of the working tree. */
+export const WORKING_TREE_COMMIT_MESSAGE = "Commit the working tree to build a bundle of what the preview shows";
+
+/** Whether the working tree has changes git would commit (tracked edits, new files not ignored). */
+async function hasUncommittedChanges(sandbox: Sandbox): Promise<boolean> {
+  const { stdout } = await sandbox.commands.run("git status --porcelain --untracked-files=all", { cwd: APP_DIR, timeoutMs: 30_000 });
+  return stdout.trim() !== "";
+}
+
+/**
+ * Commits every change of the working tree (ignored files aside) on the current branch, so a
+ * build's commit id names exactly what the preview shows; `false` when there was nothing to commit.
+ * Hooks are skipped: an AI-written hook must not decide whether the bundle is built.
+ */
+export async function commitWorkingTree(sandbox: Sandbox): Promise<boolean> {
+  if (!(await hasUncommittedChanges(sandbox))) return false;
+  await sandbox.commands.run(`git add -A && git commit -q --no-verify -m ${JSON.stringify(WORKING_TREE_COMMIT_MESSAGE)}`, {
+    cwd: APP_DIR,
+    timeoutMs: 60_000,
+  });
+  return true;
+}
+
+/**
+ * Whether the working tree differs from commit `sha`: a tracked file's content, or a new file
+ * that is not ignored. Reads only; the index and branch stay as they are.
+ */
+export async function workingTreeDiffersFrom(sandbox: Sandbox, sha: string): Promise<boolean> {
+  const { stdout } = await sandbox.commands.run(
+    `if git diff --quiet ${parseCommitSha(sha)} --; then git ls-files --others --exclude-standard | head -n 1; else echo changed; fi`,
+    { cwd: APP_DIR, timeoutMs: 30_000 },
+  );
+  return stdout.trim() !== "";
+}

@@ -176,6 +176,8 @@ const envSchema = z.object({
   JOBS_POLL_MS: integer(1_000, 100),
   /** When the bundle cleanup of every project runs (cron, UTC). */
   JOBS_CLEANUP_CRON: optionalString.transform((value) => value ?? "0 3 * * *"),
+  /** When every project's app repository is mirrored to the blob store (unchanged ones store nothing); `off` turns the autosave off. */
+  REPOSITORY_AUTOSAVE_CRON: optionalString.transform((value) => value ?? "*/10 * * * *"),
 
   // Screenshots
   CHROMIUM_PATH: optionalString.transform((value) => value ?? "/usr/bin/chromium"),

@@ -51,6 +51,8 @@ async function openJobQueue(): Promise<JobQueue> {
   const config = getConfig();
   const queue = await createJobQueue(config, await getStore(), JOB_HANDLERS, publishChange);
   await queue.schedule?.(JOB_KINDS.bundleCleanup, config.JOBS_CLEANUP_CRON);
+  if (config.REPOSITORY_AUTOSAVE_CRON === "off") await queue.unschedule?.(JOB_KINDS.repositoryAutosave);
+  else await queue.schedule?.(JOB_KINDS.repositoryAutosave, config.REPOSITORY_AUTOSAVE_CRON);
   return queue;
 }
 

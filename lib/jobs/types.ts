@@ -71,6 +71,8 @@ export interface JobQueue {
   get(id: string): Promise<JobRecord | null>;
   /** Queues a job of `kind` on the cron `cron` (UTC), once across instances. */
   schedule?(kind: string, cron: string, input?: JobInput): Promise<void>;
+  /** Removes the schedule of `kind`, if any. */
+  unschedule?(kind: string): Promise<void>;
   /**
    * Stops taking jobs, waits up to `timeoutMs` for the running ones (drain), then releases the
    * driver's connections. Jobs still running then are retried elsewhere after their expiry.

@@ -3,6 +3,8 @@ import { buildProjectBundle, type ProjectBuildRequest } from "@/lib/bundles/proj
 import { cleanupBundles } from "@/lib/bundles/cleanup";
 import { ensureAppDevServer } from "@/lib/dev-servers";
 import { AppError, NotFoundError } from "@/lib/errors";
+import { autosaveRepositories, mirrorProjectRepository } from "@/lib/repository-mirror";
+import { getSandboxProvider } from "@/lib/sandbox";
 import { takeProjectScreenshots } from "@/lib/screenshots";
 import { getStore } from "@/lib/store";
 import { getProject, listAllProjectIds, type Project } from "@/lib/store/projects";
@@ -16,6 +18,7 @@ export const JOB_KINDS = {
   screenshots: "screenshots",
   bundleCleanup: "bundle-cleanup",
   projectDelete: "project-delete",
+  repositoryAutosave: "repository-autosave",
 } as const;
 
 async function projectOf(job: RunningJob): Promise<Project> {
@@ -31,7 +34,10 @@ async function projectOf(job: RunningJob): Promise<Project> {
  */
 const buildBundle: JobHandler = async (job) => {
   const project = await projectOf(job);
-  const result = await buildProjectBundle(project, await openProjectSandbox(project), job.input.payload as ProjectBuildRequest);
+  const sandbox = await openProjectSandbox(project);
+  // What the build may commit is saved first; a failed mirror is recorded and does not stop the build.
+  await mirrorProjectRepository(sandbox, project.id);
+  const result = await buildProjectBundle(project, sandbox, job.input.payload as ProjectBuildRequest);
   if (!result.success) throw new AppError(result.status, result.code, result.error);
   return result;
 };
@@ -54,9 +60,13 @@ const deleteProjectLater: JobHandler = async (job) => {
   return { success: true };
 };
 
+/** The repository autosave (REPOSITORY_AUTOSAVE_CRON): every project with a live sandbox is mirrored → the summary. */
+const autosaveRepositoriesJob: JobHandler = async () => autosaveRepositories(getSandboxProvider());
+
 export const JOB_HANDLERS: Record<string, JobHandler> = {
   [JOB_KINDS.bundleBuild]: buildBundle,
   [JOB_KINDS.screenshots]: takeScreenshots,
   [JOB_KINDS.bundleCleanup]: cleanUpBundles,
   [JOB_KINDS.projectDelete]: deleteProjectLater,
+  [JOB_KINDS.repositoryAutosave]: autosaveRepositoriesJob,
 };

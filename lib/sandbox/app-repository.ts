@@ -56,11 +56,10 @@ export async function seedAppFromTemplate(sandbox: Sandbox, template: string, op
 }
 
 /**
- * Returns the app repository to its last commit: tracked files get their committed content,
- * untracked and ignored files go, except `node_modules` (a real restart gets dependencies back
- * from the sandbox template, and reinstalling them takes minutes). No repository: nothing to do.
+ * Removes `.git/index.lock` left by a git command that a restart killed, so the next git command
+ * (a commit, a bundle's checkout) does not refuse with "Another git process seems to be running".
+ * Only call it while no command runs in the sandbox. Every file stays, committed or not.
  */
-export async function resetAppRepository(sandbox: Sandbox): Promise<void> {
-  if (!(await sandbox.files.exists(`${APP_DIR}/.git`))) return;
-  await sandbox.commands.run("git reset -q --hard && git clean -q -f -d -x -e node_modules", { cwd: APP_DIR });
+export async function removeStaleGitLock(sandbox: Sandbox): Promise<void> {
+  await sandbox.files.remove(`${APP_DIR}/.git/index.lock`);
 }

@@ -9,7 +9,7 @@ import type { SandboxProvider } from "./port";
 
 export * from "./port";
 export * from "./errors";
-export { seedAppFromTemplate, resetAppRepository } from "./app-repository";
+export { seedAppFromTemplate } from "./app-repository";
 export { findProcessesByRole, PROCESS_ROLE_VARIABLE, roleEnvs, stopProcessesByRole } from "./process-roles";
 export { createLineSplitter, type LineSplitter } from "./lines";
 export { getCommandHost } from "./drivers/local-command-host";

@@ -164,10 +164,9 @@ export interface Sandbox {
    */
   reservePort(name: string, preferred: number): Promise<number>;
   /**
-   * Behaves like a sandbox restart: every process ends, and the app repository returns to its
-   * last commit; untracked and ignored files (`.env.local`, build output) are gone, except
-   * `node_modules`, which a real restart gets back from the sandbox template. Nothing is started
-   * again: callers start the dev servers and restore `.env.local` afterwards.
+   * Restarts the sandbox's processes, never its files: every process ends, and a git lock a
+   * killed git command left behind is removed; every file stays, committed or not (the AI's
+   * uncommitted work, `.env.local`). Nothing is started again: callers start the dev servers.
    */
   restart(): Promise<void>;
 }

@@ -82,6 +82,12 @@ export async function listAllProjectIds(db: SqlExecutor): Promise<string[]> {
   return rows.map((row) => row.id);
 }
 
+/** Every project that has a sandbox, with its sandbox id (the repository autosave goes through them). */
+export async function listProjectSandboxes(db: SqlExecutor): Promise<{ projectId: string; sandboxId: string }[]> {
+  const { rows } = await db.query<{ id: string; sandbox_id: string }>("select id, sandbox_id from projects where sandbox_id is not null order by created_at, id");
+  return rows.map((row) => ({ projectId: row.id, sandboxId: row.sandbox_id }));
+}
+
 export async function updateProjectSandbox(
   db: SqlExecutor,
   id: string,

@@ -1,5 +1,6 @@
 import { getBlobStore, listAllBlobs } from "@/lib/blob";
 import { bundlePrefix } from "@/lib/bundles/paths";
+import { mirrorBlobPrefix } from "@/lib/repository-mirror";
 import { disconnectBackend } from "@/lib/cloud/disconnect";
 import { ProvisioningInProgressError } from "@/lib/cloud/errors";
 import { isAppError } from "@/lib/errors";
@@ -10,8 +11,13 @@ import { getCredentials } from "@/lib/store/credentials";
 import { getRunningOperation } from "@/lib/store/operations";
 import { deleteProject, type Project } from "@/lib/store/projects";
 
-/** Every blob prefix a project owns (spec 2.9): its assets, its bundles, its two screenshots. */
-const projectBlobPrefixes = (project: Project) => [`${project.ownerId}/${project.id}/`, bundlePrefix(project.id), `screenshots/${project.id}-`];
+/** Every blob prefix a project owns (spec 2.9): its assets, its bundles, its two screenshots, its repository mirror. */
+const projectBlobPrefixes = (project: Project) => [
+  `${project.ownerId}/${project.id}/`,
+  bundlePrefix(project.id),
+  `screenshots/${project.id}-`,
+  mirrorBlobPrefix(project.id),
+];
 
 /** Kills the project's sandbox; one already gone (killed, or lost in a crash) is what a kill wants. */
 async function killSandboxOf(project: Project): Promise<void> {

@@ -1,6 +1,7 @@
 import { restoreAssetsOfProject } from "@/lib/assets";
 import { ensureBackendDevServer, restoreBackendEnvToSandbox } from "@/lib/cloud/restore";
 import { log } from "@/lib/log";
+import { mirrorProjectRepository, restoreProjectRepository } from "@/lib/repository-mirror";
 import { ensureProjectSandbox } from "@/lib/projects";
 import { ensureAppDevServer } from "@/lib/dev-servers";
 import type { Sandbox } from "@/lib/sandbox";
@@ -32,11 +33,16 @@ export async function afterSandboxStart(sandbox: Sandbox, project: Project): Pro
 
 /**
  * The project's sandbox, created on first use when the project has none yet or its sandbox is
- * gone. A new sandbox gets what a restarted one gets (recorded assets, the backend URL, the backend dev server).
+ * gone. A new sandbox gets the app repository's newest mirror, then what a restarted one gets
+ * (recorded assets, the backend URL, the backend dev server).
  */
 export async function openProjectSandbox(project: Project): Promise<Sandbox> {
   const { sandbox, created } = await ensureProjectSandbox(await getStore(), project);
-  if (created) await afterSandboxStart(sandbox, project);
+  if (created) {
+    // A project whose sandbox was lost gets its app back from the newest mirror (none: a new project).
+    await restoreProjectRepository(sandbox, project.id);
+    await afterSandboxStart(sandbox, project);
+  }
   return sandbox;
 }
 
@@ -45,6 +51,8 @@ export async function openProjectSandbox(project: Project): Promise<Sandbox> {
  * answers the backend dev server in the words of GET /api/backend/status.
  */
 export async function restartProjectSandbox(sandbox: Sandbox, project: Project): Promise<{ previewUrl: string; backendDevServer: "running" | "stopped" }> {
+  // Saved before any process is stopped; a failed mirror is recorded and the restart goes on.
+  await mirrorProjectRepository(sandbox, project.id);
   await sandbox.restart();
   const { previewUrl, backendDevServer } = await afterSandboxStart(sandbox, project);
   return { previewUrl, backendDevServer: backendDevServer ? "running" : "stopped" };

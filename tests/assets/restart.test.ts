@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as listRoute } from "@/app/api/assets/route";
 import { POST as restartRoute } from "@/app/api/projects/[id]/sandbox/restart/route";
-import { ASSET_FILES_DIR, assetBlobPrefix, type AssetUploadResult } from "@/lib/assets";
+import { ASSET_FILES_DIR, ASSETS_DIR, assetBlobPrefix, type AssetUploadResult } from "@/lib/assets";
 import { createProject } from "@/lib/projects";
 import { APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { listProjectAssets } from "@/lib/store/assets";
@@ -10,8 +10,8 @@ import { assetForm, blobBytes, blobPathnames, setupAssetFixture } from "./fixtur
 import { sample } from "./samples";
 import { afterSandboxStart } from "@/lib/workspace";
 
-// Real local sandboxes seeded from the app template (a git repository whose restart resets and
-// cleans untracked files), driven through the upload, restart and delete routes.
+// Real local sandboxes seeded from the app template (a git repository; a restart keeps every file,
+// a sandbox can still lose its asset files), driven through the upload, restart and delete routes.
 const fx = setupAssetFixture();
 const UPLOADS = [
   { filename: "logo.png", bytes: sample("png", 4_000) },
@@ -61,10 +61,12 @@ describe("assets across sandbox restarts", () => {
     await expectAllAssets(await sandboxOf());
   });
 
-  it("are restored by the restart route after the reset cleaned them away", async () => {
+  it("are kept by a restart, and restored by the restart route when the sandbox lost them", async () => {
     const sandbox = await sandboxOf();
-    // What the platform's restart alone does: the untracked files and manifest are gone.
     await sandbox.restart();
+    await expectAllAssets(sandbox);
+    // A sandbox that lost them (files removed behind the service's back): the files and manifest are gone.
+    await sandbox.files.remove(ASSETS_DIR);
     expect(await fileNames(sandbox)).toEqual([]);
     expect(await fx.manifest(sandbox)).toBeNull();
 
@@ -99,7 +101,7 @@ describe("assets across sandbox restarts", () => {
 
   it("are all deleted through the API, leaving no file, manifest entry, blob or record", async () => {
     const sandbox = await sandboxOf();
-    await sandbox.restart();
+    await sandbox.files.remove(ASSETS_DIR);
     for (const { filename } of UPLOADS) {
       const response = await fx.remove({ projectId: project.id, filename });
       expect(response.status).toBe(200);

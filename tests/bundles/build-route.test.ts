@@ -77,7 +77,8 @@ describe("POST /api/projects/<id>/bundles, then its job", () => {
       bundleUrl: `${BASE}/blob/bundles/${project.id}/${head}/${platform}/index.js`,
     });
     // Without `platforms` a build exports iOS; spec 4.4's URLs are its.
-    expect(body).toEqual({ success: true, commitSha: head, ...urls("ios"), platforms: { ios: urls("ios") } });
+    // A clean working tree: nothing to commit, and HEAD is what the preview shows.
+    expect(body).toEqual({ success: true, commitSha: head, ...urls("ios"), platforms: { ios: urls("ios") }, workingTreeCommitted: false, workingTreeDiffers: false });
     for (const platform of ["ios"]) {
       const manifest = await readManifest(urls(platform).manifestUrl);
       expect(manifest.metadata).toEqual({ platform, commitSha: head, commitMessage: "Create app from the app template" });
@@ -97,9 +98,34 @@ describe("POST /api/projects/<id>/bundles, then its job", () => {
     await sandbox.commands.run('echo "# Notes" > NOTES.md && git add NOTES.md && git commit -q -m "Add notes"', { cwd: APP_DIR });
     const job = await buildBundle(project.id, JSON.stringify({ commitSha: first.slice(0, 12).toUpperCase(), commitMessage: "Release 2" }));
     const body = job.result as { bundleUrl: string; manifestUrl: string };
-    expect(body).toMatchObject({ success: true, commitSha: first });
+    // The working tree holds NOTES.md, which the named commit lacks.
+    expect(body).toMatchObject({ success: true, commitSha: first, workingTreeCommitted: false, workingTreeDiffers: true });
     expect(body.bundleUrl).toBe(`${BASE}/blob/bundles/${project.id}/${first}/ios/index.js`);
     expect((await readManifest(body.manifestUrl)).metadata.commitMessage).toBe("Release 2");
+  });
+
+  it("builds uncommitted edits when no commit is named, committing them first under a message that says so", async () => {
+    const before = await headOf();
+    const marker = `uncommitted-${crypto.randomBytes(6).toString("hex")}`;
+    await sandbox.files.write(`${APP_DIR}/app/preview-only.ts`, `export const marker = "${marker}";\n`);
+    // The saved export, with the checkout's new file appended to the bundle: the bundle holds it only if the checkout had it.
+    useExportCommand(
+      `cp -r ${savedDist} dist && cat app/preview-only.ts >> "dist/$(node -p 'require("./dist/metadata.json").fileMetadata.ios.bundle')"`,
+    );
+    try {
+      const job = await buildBundle(project.id);
+      expect(job).toMatchObject({ state: "succeeded", result: { success: true, workingTreeCommitted: true, workingTreeDiffers: false } });
+      const body = job.result as { commitSha: string; bundleUrl: string };
+      const head = await headOf();
+      expect(head).not.toBe(before);
+      expect(body.commitSha).toBe(head);
+      expect((await sandbox.commands.run("git log -1 --format=%s && git status --porcelain", { cwd: APP_DIR })).stdout).toBe(
+        "Commit the working tree to build a bundle of what the preview shows\n",
+      );
+      expect(new TextDecoder().decode((await fetchBlobUrl(body.bundleUrl)).bytes)).toContain(marker);
+    } finally {
+      useExportCommand(`cp -r ${savedDist} dist`);
+    }
   });
 
   it("fails the job with commit_not_found, without retries, for a commit the app repository does not have", async () => {

@@ -120,17 +120,19 @@ describe("backend dev server", () => {
     expect((await response.json()).error.code).toBe("backend_not_connected");
   });
 
-  it("restores .env.local and the dev servers after a sandbox restart", async () => {
+  it("keeps .env.local across a sandbox restart, restores it when lost, and starts the dev servers again", async () => {
     const envFile = `${APP_DIR}/.env.local`;
     const before = await sandbox.files.read(envFile);
     await sandbox.restart();
-    expect(await sandbox.files.exists(envFile)).toBe(false);
+    // A restart restarts processes, never files: .env.local is still there, as it was.
+    expect(await sandbox.files.read(envFile)).toBe(before);
     expect(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).toHaveLength(0);
     expect(await findProcessesByRole(sandbox, APP_DEV_SERVER_ROLE)).toHaveLength(0);
     // The injected files were committed: they survive the restart and are not rewritten.
     expect(await sandbox.files.read(`${APP_DIR}/app/_layout.tsx`)).toContain("<BackendWrapper>");
 
-    // The spec's restore operation alone: only .env.local comes back; unconnected projects answer null.
+    // The spec's restore operation alone, for a sandbox that lost the file: only .env.local comes back; unconnected projects answer null.
+    await sandbox.files.remove(envFile);
     const restored = await restoreBackendEnvToSandbox(sandbox, project.id);
     expect(restored?.deploymentUrl).toMatch(/^https?:\/\//);
     expect(before).toContain(restored!.deploymentUrl);

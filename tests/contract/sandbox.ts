@@ -242,15 +242,20 @@ export function testSandboxDriver(options: SandboxContractOptions): void {
         expect(await sandbox.reservePort("contract", 4000)).toBe(port);
       });
 
-      it("restarts: processes end, committed files stay, untracked and ignored files go", async () => {
+      it("restarts: processes end, every file stays (uncommitted, untracked, ignored), a stale git lock goes", async () => {
         await sandbox.files.write(`${APP_DIR}/tracked.txt`, "committed");
         await sandbox.commands.run("git add tracked.txt && git commit -q -m 'Add tracked file'", { cwd: APP_DIR });
+        const kept = {
+          "tracked.txt": "uncommitted edit",
+          ".env.local": "EXPO_PUBLIC_CONVEX_URL=https://example.invalid\n",
+          "untracked.txt": "scratch",
+          "dist/bundle.js": "built",
+          "node_modules/dep/index.js": "module.exports = 1;",
+        };
         await sandbox.files.write([
-          { path: `${APP_DIR}/tracked.txt`, data: "uncommitted edit" },
-          { path: `${APP_DIR}/.env.local`, data: "EXPO_PUBLIC_CONVEX_URL=https://example.invalid\n" },
-          { path: `${APP_DIR}/untracked.txt`, data: "scratch" },
-          { path: `${APP_DIR}/dist/bundle.js`, data: "built" },
-          { path: `${APP_DIR}/node_modules/dep/index.js`, data: "module.exports = 1;" },
+          ...Object.entries(kept).map(([name, data]) => ({ path: `${APP_DIR}/${name}`, data })),
+          // What a git command killed mid-way leaves behind.
+          { path: `${APP_DIR}/.git/index.lock`, data: "" },
         ]);
         const { matched, listener } = lineCollector(/^child:/);
         const handle = await sandbox.commands.run("sleep 300 & echo child:$!; wait", {
@@ -266,18 +271,17 @@ export function testSandboxDriver(options: SandboxContractOptions): void {
         expect(await sandbox.commands.list()).toEqual([]);
         await expectGone([handle.pid, childPid]);
         await expect(handle.wait()).rejects.toBeInstanceOf(CommandExitError);
-        expect(await sandbox.files.read(`${APP_DIR}/tracked.txt`)).toBe("committed");
-        expect(await sandbox.files.exists(`${APP_DIR}/app/_layout.tsx`)).toBe(true);
-        for (const gone of [".env.local", "untracked.txt", "dist"]) {
-          expect(await sandbox.files.exists(`${APP_DIR}/${gone}`), gone).toBe(false);
-        }
-        expect(await sandbox.files.exists(`${APP_DIR}/node_modules/dep/index.js`)).toBe(true);
+        for (const [name, data] of Object.entries(kept)) expect(await sandbox.files.read(`${APP_DIR}/${name}`), name).toBe(data);
+        expect(await sandbox.files.exists(`${APP_DIR}/.git/index.lock`)).toBe(false);
+        // git works again: the edit can be committed (and is, so later tests see a clean tree).
+        await sandbox.commands.run("git commit -q -am 'Keep the edit'", { cwd: APP_DIR });
+        expect(await sandbox.files.read(`${APP_DIR}/tracked.txt`)).toBe("uncommitted edit");
       });
 
       it("connects to an existing sandbox and refuses unknown ids", async () => {
         const again = await provider.connect(sandbox.sandboxId);
         expect(again.sandboxId).toBe(sandbox.sandboxId);
-        expect(await again.files.read(`${APP_DIR}/tracked.txt`)).toBe("committed");
+        expect(await again.files.read(`${APP_DIR}/tracked.txt`)).toBe("uncommitted edit");
         await expect(provider.connect("no-such-sandbox")).rejects.toBeInstanceOf(SandboxNotFoundError);
       });
 

@@ -106,16 +106,19 @@ describe("E2B sandbox driver (fake SDK)", () => {
     expect(await sandbox.commands.kill(handle.pid)).toBe(false);
   });
 
-  it("restarts by killing every process and resetting the app repository", async () => {
+  it("restarts by killing every process and removing a stale git lock, keeping every file", async () => {
     const sandbox = await provider().create({ template: "app" });
     const handle = await sandbox.commands.run("serve", { background: true });
-    await sdkOf(sandbox).files.write(`${APP_DIR}/.git/HEAD`, "ref: refs/heads/main");
+    await sdkOf(sandbox).files.write(`${APP_DIR}/.git/index.lock`, "");
+    await sdkOf(sandbox).files.write(`${APP_DIR}/app/new-screen.tsx`, "export default function New() { return null; }");
+    const commandsBefore = sdkOf(sandbox).commandLog.length;
     await sandbox.restart();
     expect(await sandbox.commands.list()).toEqual([]);
     await expect(handle.wait()).rejects.toBeInstanceOf(CommandExitError);
-    const last = sdkOf(sandbox).commandLog.at(-1)!;
-    expect(last.cmd).toBe("git reset -q --hard && git clean -q -f -d -x -e node_modules");
-    expect(last.opts.cwd).toBe(APP_DIR);
+    expect(await sandbox.files.exists(`${APP_DIR}/.git/index.lock`)).toBe(false);
+    expect(await sandbox.files.read(`${APP_DIR}/app/new-screen.tsx`)).toContain("function New");
+    // No git command touched the working tree.
+    expect(sdkOf(sandbox).commandLog.slice(commandsBefore).map((entry) => entry.cmd).filter((cmd) => cmd.includes("git"))).toEqual([]);
   });
 
   it("starts the app dev server with Expo on port 8081 behind an https preview host", async () => {

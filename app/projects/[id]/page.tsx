@@ -4,11 +4,13 @@ import { BackendCard } from "@/app/_components/backend-card";
 import { BundlesPanel } from "@/app/_components/bundles-panel";
 import { ErrorPanel } from "@/app/_components/error-panel";
 import { ProjectSettings } from "@/app/_components/project-settings";
+import { RepositoryPanel } from "@/app/_components/repository-panel";
 import { ScreenshotsPanel } from "@/app/_components/screenshots-panel";
 import { ToastOnOpen } from "@/app/_components/toast";
 import { ToolchainStep } from "@/app/_components/toolchain-step";
 import { getBackendSettings } from "@/lib/cloud/backend-settings";
 import { getConfig } from "@/lib/config";
+import { readRepositoryStatus } from "@/lib/repository-mirror";
 import { requireSessionProject } from "@/lib/session/current";
 import { getStore } from "@/lib/store";
 import { readAppToolchainStatus } from "@/lib/toolchain";
@@ -20,7 +22,7 @@ export const dynamic = "force-dynamic";
 export const metadata = { title: "Project · Cloud backend service" };
 
 /**
- * A project: backend card, live errors, assets, screenshots, bundles and updates. Everything handed to the client
+ * A project: backend card, live errors, assets, screenshots, bundles and updates, code backup. Everything handed to the client
  * components is public: state, URLs, step names; credentials stay on the server.
  */
 export default async function ProjectPage({
@@ -37,11 +39,12 @@ export default async function ProjectPage({
   const config = getConfig();
   const settings = getBackendSettings(config);
   const db = await getStore();
-  const [snapshot, screenshots, toolchain, bundles] = await Promise.all([
+  const [snapshot, screenshots, toolchain, bundles, repository] = await Promise.all([
     readBackendSnapshot(db, project),
     findScreenshots(project.id),
     readAppToolchainStatus(),
     listProjectBundles(db, project.id),
+    readRepositoryStatus(project.id, db),
   ]);
 
   return (
@@ -74,6 +77,7 @@ export default async function ProjectPage({
           updateUrl={updateUrlOf(project.id, config.PUBLIC_BASE_URL)}
           initial={bundles}
         />
+        <RepositoryPanel status={repository} />
         <ProjectSettings projectId={project.id} initialName={project.name} />
       </div>
       <ToastOnOpen message={oauthFailure} tone="error" />

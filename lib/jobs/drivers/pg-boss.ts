@@ -198,6 +198,9 @@ const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
     async schedule(kind, cron, input = {}) {
       await boss.schedule(kind, cron, input, { tz: "UTC" });
     },
+    async unschedule(kind) {
+      await boss.unschedule(kind);
+    },
     async stop({ timeoutMs = 30_000 } = {}) {
       stopping = true;
       wake();

@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Sandbox as E2BSandbox, SandboxOnTimeout } from "e2b";
 import { NotConfiguredError } from "@/lib/errors";
 import { registerSecret } from "@/lib/log";
-import { DEFAULT_TEMPLATES_DIR, resetAppRepository, seedAppFromTemplate } from "../app-repository";
+import { DEFAULT_TEMPLATES_DIR, removeStaleGitLock, seedAppFromTemplate } from "../app-repository";
 import { APP_DIR, type CreateSandboxOptions, type Sandbox, type SandboxDriverName, type SandboxProvider } from "../port";
 import { E2BCommands } from "./e2b-commands";
 import { callE2B } from "./e2b-errors";
@@ -83,7 +83,7 @@ class E2BSandboxAdapter implements Sandbox {
 
   async restart(): Promise<void> {
     await this.commands.killAll();
-    await resetAppRepository(this);
+    await removeStaleGitLock(this);
   }
 }
 

@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { NotConfiguredError } from "@/lib/errors";
-import { resetAppRepository, seedAppFromTemplate } from "../app-repository";
+import { removeStaleGitLock, seedAppFromTemplate } from "../app-repository";
 import { InvalidArgumentError, SandboxNotFoundError } from "../errors";
 import { APP_DIR, type CreateSandboxOptions, type Sandbox, type SandboxProvider } from "../port";
 import { getCommandHost, removeTree } from "./local-command-host";
@@ -157,7 +157,7 @@ class LocalSandbox implements Sandbox {
 
   async restart(): Promise<void> {
     await this.commands.killAll();
-    await resetAppRepository(this);
+    await removeStaleGitLock(this);
   }
 
   async readMetadata(): Promise<SandboxMetadata> {
@@ -204,8 +204,14 @@ export function createLocalSandboxProvider(options: LocalSandboxOptions): Sandbo
     return sandbox;
   };
 
-  const connect = (sandboxId: string): Promise<LocalSandbox> => {
+  const connect = async (sandboxId: string): Promise<LocalSandbox> => {
     let pending = attached.get(sandboxId);
+    if (pending && !(await fs.stat(path.join(await sandboxDir(sandboxId), METADATA_FILE)).catch(() => null))) {
+      // Its directory was removed behind the service's back: the sandbox is gone, as on E2B after a kill.
+      attached.delete(sandboxId);
+      await (await pending.catch(() => null))?.commands.killAll().catch(() => undefined);
+      throw new SandboxNotFoundError(sandboxId);
+    }
     if (!pending) {
       pending = attach(sandboxId);
       attached.set(sandboxId, pending);

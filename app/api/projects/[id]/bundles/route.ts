@@ -12,9 +12,9 @@ export const runtime = "nodejs";
  * POST /api/projects/<id>/bundles (owner only): queues a job that exports the app in the
  * project's sandbox for iOS (or the `platforms` asked for: `["ios", "android"]` is one export), uploads the static bundles (spec 4.4)
  * and, once their delivery check passed, releases them to `channel` (default `main`) for
- * `rolloutPercent` of devices; no body (or `{}`) builds the app repository's HEAD. 202 with the
+ * `rolloutPercent` of devices; no body (or `{}`) builds the working tree, committed first. 202 with the
  * job and its Location; once succeeded its result is `{success: true, manifestUrl, bundleUrl,
- * platforms, commitSha}`; a failed delivery check fails the job with `delivery_check_failed`. A failed export fails the job with
+ * platforms, commitSha, workingTreeCommitted, workingTreeDiffers}`; a failed delivery check fails the job with `delivery_check_failed`. A failed export fails the job with
  * `bundle_export_failed` (the message quotes the CLI's redacted output), an unknown commit with
  * `commit_not_found`; a sandbox or blob store failure is retried first. Nothing is uploaded then.
  */
