@@ -70,6 +70,9 @@ describe("backend dev server", () => {
         if (event) return event;
       }
     };
+    // The new run's first success resolves what the enable-time run left unresolved (its ✖ error).
+    const resolution = await nextEvent();
+    expect(resolution.payload).toMatchObject({ type: "resolved", message: "✔ 12:00:00 Convex functions ready! (1.2s)" });
     const events = [await nextEvent()];
     await sandbox.files.write(`${APP_DIR}/trigger-1`, "");
     events.push(await nextEvent());

@@ -166,7 +166,7 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     expect(await textOf('[data-testid="deployment-url"]')).toBe(firstDeploymentUrl);
   });
 
-  it("shows a backend dev-server error within 2 s, once while it is unresolved", async () => {
+  it("shows backend dev-server errors as they come, from the history after a reload, resolved after a success", async () => {
     await devServer.waitForAdminKeys(1, STEP_TIMEOUT_MS);
     await page.waitForSelector('[data-testid="error-feed-status"][data-status="live"]');
     const started = Date.now();
@@ -174,8 +174,10 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await page.waitForFunction(() => document.querySelector("#errors .error-list")?.textContent?.includes("e2e: cannot reach table messages"));
     timings.errorToPanelMs = Date.now() - started;
 
-    // The repeat is not sent (same fingerprint, unresolved); the next error shows it came and went.
-    devServer.triggerError("e2e: cannot reach table messages");
+    // A second error is a second entry. (That a repeat of an unresolved error is not sent again is
+    // proven in tests/devlog/reporter.test.ts: here a repeat and the next error, printed within the
+    // scanner's 500 ms grouping, would be one group of both lines, or the stand-in would see only
+    // the later trigger, depending on the machine's load.)
     devServer.triggerError("e2e: another error");
     await page.waitForFunction(() => document.querySelector("#errors .error-list")?.textContent?.includes("e2e: another error"));
     expect(await page.$$eval("#errors .error", (items) => items.length)).toBe(2);
@@ -311,7 +313,8 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
   it("finds errors by search, and keeps their resolved state across a reload", async () => {
     await page.waitForSelector('#errors .error[data-resolved="true"]');
     await page.type('#errors input[type="search"]', "cannot reach");
-    expect(await page.$$eval("#errors .error", (items) => items.length)).toBe(1);
+    const matching = await page.$$eval("#errors .error", (items) => items.map((item) => item.textContent));
+    expect(matching, JSON.stringify(matching)).toHaveLength(1);
     await page.type('#errors input[type="search"]', " nothing like this");
     await page.waitForSelector('[data-testid="no-matching-errors"]');
     await saveArtifact(page, "10-error-search");
