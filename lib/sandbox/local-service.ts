@@ -5,6 +5,7 @@ import type { LookupFunction } from "node:net";
 import path from "node:path";
 import { Agent, fetch as undiciFetch } from "undici";
 import type { Config } from "@/lib/config";
+import { createKeyFileOnce } from "@/lib/secrets";
 import { SandboxError } from "./errors";
 
 /**
@@ -29,12 +30,7 @@ const newApiKey = () => `e2b_${randomBytes(20).toString("hex")}`;
 /** Creates the key file unless it exists (two starts at once keep the first one's key); answers its path. */
 export function ensureSandboxServiceKey(dataDir: string): string {
   const file = sandboxServiceKeyFile(dataDir);
-  fs.mkdirSync(dataDir, { recursive: true });
-  try {
-    fs.writeFileSync(file, newApiKey(), { mode: 0o600, flag: "wx" });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  }
+  if (!fs.existsSync(file)) createKeyFileOnce(file, newApiKey());
   return file;
 }
 

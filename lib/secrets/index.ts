@@ -82,19 +82,26 @@ export function parseSecretsKey(value: string): Buffer {
  */
 export function loadOrCreateKeyFile(dataDir: string): Buffer {
   const file = path.join(dataDir, "secrets.key");
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(dataDir, { recursive: true });
-    const temp = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
-    fs.writeFileSync(temp, crypto.randomBytes(KEY_BYTES).toString("base64") + "\n", { mode: 0o600, flush: true });
-    try {
-      fs.linkSync(temp, file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    } finally {
-      fs.unlinkSync(temp);
-    }
-  }
+  if (!fs.existsSync(file)) createKeyFileOnce(file, crypto.randomBytes(KEY_BYTES).toString("base64") + "\n");
   return parseSecretsKey(fs.readFileSync(file, "utf8").trim());
+}
+
+/**
+ * Creates `file` (mode 0600) holding `contents` unless it exists. It is written to a temporary file
+ * and hard-linked into place, so a reader never sees it half written and two processes starting
+ * together agree on the first one's contents.
+ */
+export function createKeyFileOnce(file: string, contents: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`;
+  fs.writeFileSync(temp, contents, { mode: 0o600, flush: true });
+  try {
+    fs.linkSync(temp, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    fs.unlinkSync(temp);
+  }
 }
 
 /** The installation's secrets key: SECRETS_KEY when set, otherwise the generated key file in DATA_DIR. */
