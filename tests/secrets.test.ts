@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import {
   createSecretBox,
   loadOrCreateKeyFile,
+  openBytes,
   parseSecretsKey,
+  sealBytes,
   SecretDecryptionError,
   SecretsKeyError,
 } from "@/lib/secrets";
@@ -23,6 +25,20 @@ describe("secrets", () => {
     expect(box.decrypt(first)).toBe(secret);
     expect(box.decrypt(box.encrypt(""))).toBe("");
     expect(box.decrypt(box.encrypt("ünïcødé ✓"))).toBe("ünïcødé ✓");
+  });
+
+  it("seals bytes that open only with the same key and context, and refuses altered or truncated ones", () => {
+    const key = crypto.randomBytes(32);
+    const plain = crypto.randomBytes(1000);
+    const sealed = sealBytes(key, plain, "project-a");
+    expect(sealed.includes(plain.subarray(0, 32))).toBe(false);
+    expect(openBytes(key, sealed, "project-a").equals(plain)).toBe(true);
+    expect(() => openBytes(key, sealed, "project-b")).toThrow(SecretDecryptionError);
+    expect(() => openBytes(crypto.randomBytes(32), sealed, "project-a")).toThrow(SecretDecryptionError);
+    const altered = Buffer.from(sealed);
+    altered[altered.length - 1] ^= 1;
+    expect(() => openBytes(key, altered, "project-a")).toThrow(SecretDecryptionError);
+    expect(() => openBytes(key, sealed.subarray(0, 20), "project-a")).toThrow(SecretDecryptionError);
   });
 
   it("detects tampering with any byte", () => {

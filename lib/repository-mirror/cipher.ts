@@ -1,5 +1,4 @@
-import crypto from "node:crypto";
-import { deriveKey } from "@/lib/secrets";
+import { deriveKey, openBytes, sealBytes, SecretDecryptionError } from "@/lib/secrets";
 
 /**
  * Mirrors are sealed with AES-256-GCM under a key derived from the secrets key, bound to their
@@ -7,8 +6,6 @@ import { deriveKey } from "@/lib/secrets";
  * the AI wrote into it) must not be readable there.
  */
 const MAGIC = Buffer.from("rmirror1");
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 const KEY_LABEL = "repository-mirror";
 
 export class MirrorDecryptionError extends Error {
@@ -18,24 +15,16 @@ export class MirrorDecryptionError extends Error {
   }
 }
 
-export function sealMirror(plain: Uint8Array, projectId: string): Buffer {
-  const iv = crypto.randomBytes(IV_BYTES);
-  const cipher = crypto.createCipheriv("aes-256-gcm", deriveKey(KEY_LABEL), iv);
-  cipher.setAAD(Buffer.from(projectId, "utf8"));
-  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-  return Buffer.concat([MAGIC, iv, cipher.getAuthTag(), body]);
-}
+export const sealMirror = (plain: Uint8Array, projectId: string): Buffer =>
+  Buffer.concat([MAGIC, sealBytes(deriveKey(KEY_LABEL), plain, projectId)]);
 
 export function openMirror(sealed: Uint8Array, projectId: string): Buffer {
   const raw = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
-  const header = MAGIC.length + IV_BYTES + TAG_BYTES;
-  if (raw.length < header || !raw.subarray(0, MAGIC.length).equals(MAGIC)) throw new MirrorDecryptionError("The stored mirror is not in the expected format.");
-  const decipher = crypto.createDecipheriv("aes-256-gcm", deriveKey(KEY_LABEL), raw.subarray(MAGIC.length, MAGIC.length + IV_BYTES));
-  decipher.setAAD(Buffer.from(projectId, "utf8"));
-  decipher.setAuthTag(raw.subarray(MAGIC.length + IV_BYTES, header));
+  if (!raw.subarray(0, MAGIC.length).equals(MAGIC)) throw new MirrorDecryptionError("The stored mirror is not in the expected format.");
   try {
-    return Buffer.concat([decipher.update(raw.subarray(header)), decipher.final()]);
-  } catch {
+    return openBytes(deriveKey(KEY_LABEL), raw.subarray(MAGIC.length), projectId);
+  } catch (error) {
+    if (!(error instanceof SecretDecryptionError)) throw error;
     throw new MirrorDecryptionError("The stored mirror cannot be opened: another secrets key, another project, or altered bytes.");
   }
 }

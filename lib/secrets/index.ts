@@ -33,17 +33,37 @@ export interface SecretBox {
 /** Whether a stored value is a ciphertext of {@link SecretBox.encrypt} (not a value stored before encryption). */
 export const isEncryptedSecret = (stored: string): boolean => stored.startsWith(PREFIX);
 
-/** AES-256-GCM with a fresh 96-bit IV per value; output `enc:v1:<base64url(iv|tag|ciphertext)>`. */
+/**
+ * AES-256-GCM with a fresh 96-bit IV: `iv|tag|ciphertext`. `context` is bound as additional
+ * authenticated data, so the bytes only open in the same context.
+ */
+export function sealBytes(key: Buffer, plain: Uint8Array, context = ""): Buffer {
+  const iv = crypto.randomBytes(IV_BYTES);
+  const cipher = crypto.createCipheriv("aes-256-gcm", key, iv);
+  cipher.setAAD(Buffer.from(context, "utf8"));
+  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]);
+}
+
+/** Opens {@link sealBytes}' output; a wrong key, context or altered byte throws SecretDecryptionError. */
+export function openBytes(key: Buffer, sealed: Uint8Array, context = ""): Buffer {
+  const raw = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
+  if (raw.length < IV_BYTES + TAG_BYTES) throw new SecretDecryptionError("The sealed value is truncated.");
+  const decipher = crypto.createDecipheriv("aes-256-gcm", key, raw.subarray(0, IV_BYTES));
+  decipher.setAAD(Buffer.from(context, "utf8"));
+  decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+  try {
+    return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+  } catch {
+    throw new SecretDecryptionError("The sealed value cannot be opened: another key or context, or altered bytes.");
+  }
+}
+
+/** {@link sealBytes} as text: `enc:v1:<base64url(iv|tag|ciphertext)>`. */
 export function createSecretBox(key: Buffer): SecretBox {
   if (key.length !== KEY_BYTES) throw new SecretsKeyError(`The secrets key must be ${KEY_BYTES} bytes.`);
   return {
-    encrypt(plaintext, context = "") {
-      const iv = crypto.randomBytes(IV_BYTES);
-      const cipher = crypto.createCipheriv("aes-256-gcm", key, iv);
-      cipher.setAAD(Buffer.from(context, "utf8"));
-      const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-      return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64url");
-    },
+    encrypt: (plaintext, context = "") => PREFIX + sealBytes(key, Buffer.from(plaintext, "utf8"), context).toString("base64url"),
     decrypt(ciphertext, context = "") {
       if (!ciphertext.startsWith(PREFIX)) {
         throw new SecretDecryptionError("A stored secret is not in the expected encrypted format.");
@@ -52,11 +72,8 @@ export function createSecretBox(key: Buffer): SecretBox {
       if (raw.length < IV_BYTES + TAG_BYTES) {
         throw new SecretDecryptionError("A stored secret is truncated.");
       }
-      const decipher = crypto.createDecipheriv("aes-256-gcm", key, raw.subarray(0, IV_BYTES));
-      decipher.setAAD(Buffer.from(context, "utf8"));
-      decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
       try {
-        return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString("utf8");
+        return openBytes(key, raw, context).toString("utf8");
       } catch {
         throw new SecretDecryptionError(
           "Cannot decrypt a stored secret: SECRETS_KEY is not the key it was encrypted with, or the value was altered.",
