@@ -36,8 +36,7 @@ describe("buildStaticBundle on the E2B driver (real SDK on the local sandbox ser
   it("runs Expo's export by default in a checkout of the commit, and stores its binary output byte for byte", { timeout: SLOW_MS }, async () => {
     const commitSha = await addBinaryAssets(sandbox);
     const result = await buildStaticBundle({ sandboxId: sandbox.sandboxId, projectId, commitSha, commitMessage: "Add brand assets" }, { provider });
-    expect(result.success).toBe(true);
-    if (!result.success) return;
+    if (!result.success) expect.fail(`the build failed: ${result.error}`);
 
     // The export ran in a checkout, which is gone; the live app directory is untouched.
     const git = async (command: string) => (await sandbox.commands.run(command, { cwd: APP_DIR })).stdout.trim();

@@ -145,7 +145,7 @@ describe("E2B sandbox driver (real SDK on the local sandbox service)", { timeout
          setInterval(() => undefined, 60_000);`,
       ],
       // The key in the environment, never on a command line.
-      { env: { PATH: process.env.PATH, TAKEOVER_SANDBOX_ID: sandbox.sandboxId, TAKEOVER_API_KEY: service.apiKey, TAKEOVER_URL: service.url }, stdio: ["ignore", "pipe", "inherit"] },
+      { env: { NODE_ENV: "test", PATH: process.env.PATH, TAKEOVER_SANDBOX_ID: sandbox.sandboxId, TAKEOVER_API_KEY: service.apiKey, TAKEOVER_URL: service.url }, stdio: ["ignore", "pipe", "inherit"] },
     );
     const exited = new Promise((resolve) => firstInstance.once("exit", resolve));
     const [pidLine] = await Promise.race([
