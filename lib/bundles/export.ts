@@ -31,8 +31,9 @@ const run = (sandbox: Sandbox, command: string, cwd: string) => sandbox.commands
 /**
  * Runs `build` on a checkout of `commitSha` (a git worktree) so the live working tree, where the
  * assistant keeps editing, is never touched. The checkout gets the live app's dependencies (hard
- * links) and `.env.local`, which is never committed but holds the `EXPO_PUBLIC_*` values the
- * export inlines. The checkout is removed afterwards, whatever happened.
+ * links, else a link to their directory) and `.env.local`, which is never committed but holds
+ * the `EXPO_PUBLIC_*` values the export inlines. The checkout is removed afterwards, whatever
+ * happened.
  */
 export async function withCommitCheckout<T>(sandbox: Sandbox, commitSha: string, build: (dir: string) => Promise<T>): Promise<T> {
   const dir = `${CHECKOUTS_DIR}/${await verifyCommit(sandbox, commitSha)}`;
@@ -42,7 +43,10 @@ export async function withCommitCheckout<T>(sandbox: Sandbox, commitSha: string,
     await run(
       sandbox,
       [
-        `if [ -d ${APP_DIR}/node_modules ]; then cp -al ${APP_DIR}/node_modules node_modules 2>/dev/null || cp -a ${APP_DIR}/node_modules node_modules; fi`,
+        // Hard links need files the sandbox's user may link: a walled local sandbox's toolchain
+        // files are root's (fs.protected_hardlinks refuses them), so there the checkout gets a
+        // link to the live app's node_modules, which the export config has Metro watch.
+        `if [ -d ${APP_DIR}/node_modules ]; then cp -al ${APP_DIR}/node_modules node_modules 2>/dev/null || { rm -rf node_modules && ln -s ${APP_DIR}/node_modules node_modules; }; fi`,
         `if [ -f ${APP_DIR}/.env.local ]; then cp ${APP_DIR}/.env.local .env.local; fi`,
       ].join(" && "),
       dir,

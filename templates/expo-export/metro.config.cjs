@@ -9,11 +9,16 @@
 //
 // When an Expo CLI ignores the override, the export uses the app's config and Expo's cache under
 // $TMPDIR, which the export command keeps per set of env values: correct, only cold.
+const fs = require("node:fs");
 const path = require("node:path");
 
 const projectRoot = process.cwd();
 const sharedCacheDir = process.env.CLOUD_BACKEND_EXPORT_CACHE;
 const { ENV_DEPENDENT } = require("./transform-worker.cjs");
+// A checkout whose node_modules links to the live app's (lib/bundles/export.ts): Metro resolves
+// the link and serves only files under its watch folders, so it watches where the link leads.
+const modulesDir = path.join(projectRoot, "node_modules");
+const linkedModules = fs.lstatSync(modulesDir, { throwIfNoEntry: false })?.isSymbolicLink() ? [fs.realpathSync(modulesDir)] : [];
 
 /** Requires a package as Expo CLI itself resolves it (from its own install inside `expo`). */
 function requireFromExpoCli(id) {
@@ -40,6 +45,7 @@ async function exportConfig() {
   const innerTransformerPath = config.transformerPath ?? unstable_transformerPath;
   return {
     ...config,
+    watchFolders: [...(config.watchFolders ?? []), ...linkedModules],
     cacheStores: [new SharedExportStore({ root: sharedCacheDir })],
     transformerPath: require.resolve("./transform-worker.cjs"),
     transformer: {

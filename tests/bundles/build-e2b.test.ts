@@ -1,59 +1,57 @@
-import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getBlobStore } from "@/lib/blob";
+import { getBlobStore, listAllBlobs } from "@/lib/blob";
 import { buildStaticBundle } from "@/lib/bundles/build";
-import { APP_DIR } from "@/lib/sandbox";
+import { APP_DIR, type Sandbox, type SandboxProvider } from "@/lib/sandbox";
 import { createE2BSandboxProvider } from "@/lib/sandbox/drivers/e2b";
-import { fakeE2BLib, FakeSdkSandbox } from "../sandbox/fake-e2b";
-import { fetchBlobUrl } from "./build-fixture";
-import { exportFixtureApp, filesUnder } from "./real-export";
+import { getAppToolchain } from "@/lib/toolchain";
+import { startSandboxService, type SandboxServiceProcess } from "../helpers/sandbox-service";
+import { addBinaryAssets, FIXTURE_ASSETS, fetchBlobUrl, md5 } from "./build-fixture";
 
-const provider = createE2BSandboxProvider({ apiKey: "e2b_test_key_0123456789", lib: fakeE2BLib });
-const EXPO_EXPORT = "npx expo export --platform ios --output-dir dist --dump-assetmap";
-let app: string;
-let exported: Map<string, Uint8Array>;
+// A bundle built on the E2B driver: the real `e2b` SDK against the local sandbox service, whose
+// sandbox holds the app with the prepared toolchain (as an E2B template would), and Expo's own
+// export run in it. Everything the build reads comes through the SDK.
 
-const SHA = "feedc0de".padEnd(40, "0");
-const CHECKOUT = `/home/user/.exports/${SHA}`;
+/** A loaded 2-core machine: a walled sandbox, then Metro and Hermes over the whole app. */
+const SLOW_MS = 600_000;
+const HERMES_MAGIC = [0xc6, 0x1f, 0xbc, 0x03, 0xc1, 0x03, 0x19, 0x1f];
+const projectId = "e2b-project";
+
+let service: SandboxServiceProcess;
+let provider: SandboxProvider;
+let sandbox: Sandbox;
 
 beforeAll(async () => {
-  // The fixture app exported by the real Expo CLI here stands for what it writes in an E2B sandbox.
-  app = await exportFixtureApp();
-  exported = await filesUnder(path.join(app, "dist"));
-});
+  service = await startSandboxService(path.join(process.env.DATA_DIR!, "sandbox-service"), { toolchainDir: process.env.APP_TOOLCHAIN_DIR });
+  provider = createE2BSandboxProvider({ apiKey: service.apiKey, apiUrl: service.url, sandboxUrl: service.url, toolchain: getAppToolchain() });
+  sandbox = await provider.create({ template: "app" });
+}, SLOW_MS);
 
 afterAll(async () => {
-  FakeSdkSandbox.reset();
-  await fs.rm(app, { recursive: true, force: true });
+  if (sandbox) await provider.kill(sandbox.sandboxId).catch(() => false);
+  await service?.stop();
 });
 
-describe("buildStaticBundle on the E2B driver (fake SDK)", () => {
-  it("runs Expo's export by default and reads every output through the SDK as bytes", async () => {
-    const sandbox = await provider.create();
-    const sdkSandbox = FakeSdkSandbox.instances.get(sandbox.sandboxId)!;
-    for (const file of ["app.json", "package.json"]) sdkSandbox.files.content.set(`${APP_DIR}/${file}`, await fs.readFile(path.join(app, file)));
-    FakeSdkSandbox.script = (cmd, opts) => {
-      if (cmd.startsWith("git rev-parse --verify")) return { exitCode: 0, stdout: [`${SHA}\n`] };
-      if (cmd.includes("git worktree add")) {
-        for (const file of ["app.json", "package.json"]) sdkSandbox.files.content.set(`${CHECKOUT}/${file}`, sdkSandbox.files.content.get(`${APP_DIR}/${file}`)!);
-      }
-      if (cmd.endsWith(`&& ${EXPO_EXPORT}`) && opts.cwd === CHECKOUT) for (const [file, bytes] of exported) sdkSandbox.files.content.set(`${CHECKOUT}/dist/${file}`, bytes);
-      return { exitCode: 0 };
-    };
+describe("buildStaticBundle on the E2B driver (real SDK on the local sandbox service)", () => {
+  it("runs Expo's export by default in a checkout of the commit, and stores its binary output byte for byte", { timeout: SLOW_MS }, async () => {
+    const commitSha = await addBinaryAssets(sandbox);
+    const result = await buildStaticBundle({ sandboxId: sandbox.sandboxId, projectId, commitSha, commitMessage: "Add brand assets" }, { provider });
+    if (!result.success) expect.fail(`the build failed: ${result.error}`);
 
-    const result = await buildStaticBundle({ sandboxId: sandbox.sandboxId, projectId: "e2b-project", commitSha: SHA, commitMessage: "" }, { provider });
-    expect(result.success).toBe(true);
-    // Expo's export runs in a checkout of the commit, never in the live app directory.
-    expect(sdkSandbox.commandLog.filter((entry) => entry.cmd.endsWith(EXPO_EXPORT)).map((entry) => entry.opts.cwd)).toEqual([CHECKOUT]);
-    expect(sdkSandbox.commandLog.at(-1)?.cmd).toContain(`git worktree remove --force ${CHECKOUT}`);
-    const outputReads = sdkSandbox.files.readFormats.slice(-exported.size);
-    expect(outputReads).toEqual(Array(exported.size).fill("bytes"));
+    // The export ran in a checkout, which is gone; the live app directory is untouched.
+    const git = async (command: string) => (await sandbox.commands.run(command, { cwd: APP_DIR })).stdout.trim();
+    expect(await git("git status --porcelain")).toBe("");
+    expect(await git("git worktree list --porcelain")).not.toContain(".exports");
+    expect(await sandbox.files.exists(`${APP_DIR}/dist`)).toBe(false);
 
-    const metadata = JSON.parse(new TextDecoder().decode(exported.get("metadata.json")));
-    const stored = await fetchBlobUrl(result.success ? result.bundleUrl : "");
-    expect(Buffer.from(stored.bytes).equals(Buffer.from(exported.get(metadata.fileMetadata.ios.bundle)!))).toBe(true);
-    const listed = await getBlobStore().list({ prefix: `bundles/e2b-project/${SHA}/assets/` });
-    expect(listed.blobs).toHaveLength(new Set(metadata.fileMetadata.ios.assets.map((asset: { path: string }) => asset.path)).size);
+    // Hermes bytecode and the app's binary assets, read through the SDK as bytes: a text read
+    // anywhere would have replaced their invalid UTF-8.
+    const bundle = await fetchBlobUrl(result.bundleUrl);
+    expect([...bundle.bytes.subarray(0, HERMES_MAGIC.length)]).toEqual(HERMES_MAGIC);
+    const assets = await listAllBlobs(getBlobStore(), `bundles/${projectId}/${commitSha}/assets/`);
+    const storedHashes = await Promise.all(assets.map(async (asset) => md5((await fetchBlobUrl(asset.url)).bytes)));
+    for (const [file, bytes] of Object.entries(FIXTURE_ASSETS)) {
+      if (!file.includes("@")) expect(storedHashes, file).toContain(md5(bytes));
+    }
   });
 });

@@ -21,7 +21,7 @@ const notFound: ErrorFactory = (_error, context) =>
 
 /**
  * SDK error class names (the SDK sets `name` on every class) to the port's errors. By name
- * rather than `instanceof`, so it holds for the lazily imported SDK and for test fakes alike.
+ * rather than `instanceof`, so it holds whichever copy of the lazily imported SDK threw.
  * `NotFoundError` is the deprecated parent older `^2` versions throw for both cases.
  */
 const E2B_ERROR_MAP: Record<string, ErrorFactory> = {

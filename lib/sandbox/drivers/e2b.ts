@@ -8,9 +8,6 @@ import { E2BCommands } from "./e2b-commands";
 import { callE2B } from "./e2b-errors";
 import { E2BFiles } from "./e2b-files";
 
-/** The part of the `e2b` module the driver uses; tests pass a fake through `lib`. */
-export type E2BLib = Pick<typeof import("e2b"), "Sandbox">;
-
 export interface E2BSandboxOptions {
   /** E2B API key (`E2B_API_KEY`). Required. */
   apiKey: string | undefined;
@@ -35,8 +32,6 @@ export interface E2BSandboxOptions {
   apiUrl?: string;
   /** @see apiUrl @default E2B's cloud */
   sandboxUrl?: string;
-  /** The SDK module. @default the lazily imported `e2b` package */
-  lib?: E2BLib;
   /** What the sandboxes report as their driver. @default "e2b" */
   driver?: Extract<SandboxDriverName, "e2b" | "local">;
   /**
@@ -99,8 +94,8 @@ export function createE2BSandboxProvider(options: E2BSandboxOptions): SandboxPro
   registerSecret(apiKey);
   const connection = { apiKey, ...(apiUrl ? { apiUrl } : {}), ...(sandboxUrl ? { sandboxUrl } : {}) };
   const timeoutMs = options.timeoutMs ?? DEFAULT_SANDBOX_TIMEOUT_MS;
-  let lib: Promise<E2BLib> | undefined;
-  const loadLib = () => (lib ??= options.lib ? Promise.resolve(options.lib) : import("e2b"));
+  let lib: Promise<typeof import("e2b")> | undefined;
+  const loadLib = () => (lib ??= import("e2b"));
 
   const connect = async (sandboxId: string): Promise<Sandbox> => {
     const { Sandbox: Sdk } = await loadLib();
