@@ -1,0 +1,84 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The house's import rules, read from the code: routes stay thin (no route reaches into the
+ * store), lib never imports app, and the engines under packages/ meet the product only at their
+ * package entry (the `main` of their package.json), importing nothing of the product themselves.
+ */
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
+// `new URL("../x.mjs", import.meta.url)`: how scripts load a package's plain JavaScript.
+const URL_REFERENCE = /new URL\(\s*["'`]([^"'`]+)["'`]\s*,\s*import\.meta\.url\s*\)/g;
+
+interface Import {
+  /** The importing file, relative to the repository. */
+  from: string;
+  /** The imported file or folder relative to the repository (as written: no extension added), or the package name. */
+  to: string;
+  /** A file of this repository (`@/` or relative), not a package from node_modules or node. */
+  local: boolean;
+}
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(path.join(ROOT, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && SOURCE.test(entry.name) && !entry.parentPath.includes("node_modules"))
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+}
+
+function resolve(from: string, specifier: string): Import {
+  if (specifier.startsWith("@/")) return { from, to: specifier.slice(2), local: true };
+  if (specifier.startsWith(".")) return { from, to: path.relative(ROOT, path.resolve(ROOT, path.dirname(from), specifier)), local: true };
+  return { from, to: specifier, local: false };
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(path.join(ROOT, file), "utf8");
+  const specifiers = ts.preProcessFile(text, true, true).importedFiles.map((entry) => entry.fileName);
+  for (const match of text.matchAll(URL_REFERENCE)) specifiers.push(match[1]);
+  return specifiers.map((specifier) => resolve(file, specifier));
+}
+
+const within = (target: string, folder: string) => target === folder || target.startsWith(`${folder}/`) || target.startsWith(`${folder}.`);
+const show = (found: Import[]) => found.map(({ from, to }) => `${from} -> ${to}`);
+
+const PACKAGES = readdirSync(path.join(ROOT, "packages")).map((name) => {
+  const manifest = JSON.parse(readFileSync(path.join(ROOT, "packages", name, "package.json"), "utf8")) as { name: string; main: string };
+  const folder = `packages/${name}`;
+  return { folder, name: manifest.name, entry: path.posix.join(folder, manifest.main) };
+});
+const PRODUCT = ["app", "lib", "scripts"].flatMap(sourceFiles).flatMap(importsOf);
+
+describe("the import graph", () => {
+  it("is read: imports, dynamic imports and URL references of every product folder", () => {
+    expect(PRODUCT).toContainEqual({ from: "app/api/health/route.ts", to: "lib/http", local: true });
+    expect(PRODUCT).toContainEqual({ from: "scripts/sandbox-service.ts", to: "packages/sandbox-local/src/main.mjs", local: true });
+    expect(PRODUCT.filter(({ from }) => from.startsWith("lib/")).length).toBeGreaterThan(500);
+  });
+
+  it("keeps routes out of the store: app/api calls a use case of the owning lib folder", () => {
+    expect(show(PRODUCT.filter(({ from, to }) => from.startsWith("app/api/") && within(to, "lib/store")))).toEqual([]);
+  });
+
+  it("never imports app from lib", () => {
+    expect(show(PRODUCT.filter(({ from, to }) => from.startsWith("lib/") && within(to, "app")))).toEqual([]);
+  });
+
+  it("meets every engine package at its entry only", () => {
+    // By path, only the entry file; by package name, only the bare name (not `name/src/...`).
+    const inside = PRODUCT.filter(({ to, local }) =>
+      PACKAGES.some((engine) => (local ? within(to, engine.folder) && to !== engine.entry : to.startsWith(`${engine.name}/`))),
+    );
+    expect(show(inside)).toEqual([]);
+  });
+
+  it("keeps every engine package free of the product", () => {
+    for (const engine of PACKAGES) {
+      const imports = sourceFiles(engine.folder).flatMap(importsOf);
+      expect(imports.length).toBeGreaterThan(0);
+      expect(show(imports.filter(({ to, local }) => local && !within(to, engine.folder)))).toEqual([]);
+    }
+  });
+});
