@@ -8,7 +8,7 @@ import memoryDriver from "./drivers/memory";
 import { ERROR_EVENT, errorChannel, type ErrorNotification } from "./payload";
 import { publishWithRetry } from "./publish";
 import { createSseResponse, type SseEvent, type SseSource } from "./sse";
-import type { Realtime, RealtimeListener } from "./types";
+import type { Realtime, RealtimeListener } from "./port";
 import { getRealtime } from "./index";
 
 /** Notifications kept per project for subscribers that connect later (history, page reloads). */
