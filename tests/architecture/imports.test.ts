@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
  * The house's import rules, read from the code: routes stay thin (no route reaches into the
  * store), lib never imports app, and the engines under packages/ meet the product only at their
  * package entry (the `main` of their package.json), importing nothing of the product themselves.
+ * The room map of docs/architecture.md is held to the same graph, so it stays true.
  */
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
@@ -80,5 +81,65 @@ describe("the import graph", () => {
       expect(imports.length).toBeGreaterThan(0);
       expect(show(imports.filter(({ to, local }) => local && !within(to, engine.folder)))).toEqual([]);
     }
+  });
+});
+
+/** The room of lib/ a path lies in (`lib/store/drivers/pglite` → `store`, `lib/errors` → `errors`), or null outside lib/. */
+const roomOf = (target: string) => (target.startsWith("lib/") ? target.split("/")[1].replace(/\.[a-z]+$/, "") : null);
+
+/** Which rooms each room of lib/ imports, itself left out. */
+function roomGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const { from, to, local } of PRODUCT) {
+    const [source, target] = [roomOf(from), local ? roomOf(to) : null];
+    if (!source) continue;
+    if (!graph.has(source)) graph.set(source, new Set());
+    if (target && target !== source) graph.get(source)!.add(target);
+  }
+  return graph;
+}
+
+const MAP_PATH = "docs/architecture.md";
+const MAP = readFileSync(path.join(ROOT, MAP_PATH), "utf8");
+// A row of the room map: | `lib/blob` | what it owns | store |
+const MAP_ROWS = [...MAP.matchAll(/^\| `((?:lib|packages)\/[a-z-]+(?:\.ts)?)` \| [^|]+ \| ([^|]+) \|$/gm)].map(([, room, imports]) => ({
+  room: room.startsWith("lib/") ? roomOf(room)! : room,
+  imports: imports.trim() === "nothing" ? [] : imports.split(",").map((name) => name.trim()),
+}));
+const GROUND = [...(MAP.match(/\*\*ground\*\* rooms \(([^)]*)\)/)?.[1] ?? "").matchAll(/`lib\/([a-z-]+)/g)].map(([, room]) => room);
+
+describe("the room map in docs/architecture.md", () => {
+  const graph = roomGraph();
+
+  it("names every room of lib/ and every package, and its ground", () => {
+    const named = new Set(MAP_ROWS.map(({ room }) => room));
+    const rooms = readdirSync(path.join(ROOT, "lib"), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    expect([...rooms, ...PACKAGES.map(({ folder }) => folder)].filter((room) => !named.has(room))).toEqual([]);
+    expect(GROUND.length).toBeGreaterThan(0);
+  });
+
+  it("says exactly which rooms each room imports (a ground room: all of them; any other: those besides the ground)", () => {
+    const untrue: string[] = [];
+    for (const { room, imports } of MAP_ROWS.filter(({ room }) => graph.has(room))) {
+      const actual = [...graph.get(room)!].filter((target) => GROUND.includes(room) || !GROUND.includes(target)).sort();
+      if (actual.join(", ") !== [...imports].sort().join(", ")) untrue.push(`lib/${room} imports ${actual.join(", ") || "nothing"}; ${MAP_PATH} says ${imports.join(", ") || "nothing"}`);
+    }
+    expect(untrue).toEqual([]);
+    expect(GROUND.flatMap((room) => [...(graph.get(room) ?? [])].filter((target) => !GROUND.includes(target)).map((target) => `${room} -> ${target}`))).toEqual([]);
+  });
+
+  it("is right that no import cycle joins two rooms", () => {
+    const cycles: string[] = [];
+    const visit = (room: string, trail: string[]) => {
+      if (trail.includes(room)) return void cycles.push([...trail.slice(trail.indexOf(room)), room].join(" -> "));
+      for (const next of graph.get(room) ?? []) visit(next, [...trail, room]);
+    };
+    for (const room of graph.keys()) visit(room, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it("stays short: at most 1,600 words, no line over 400 characters", () => {
+    expect(MAP.split(/\s+/).filter(Boolean).length).toBeLessThanOrEqual(1_600);
+    expect(MAP.split("\n").filter((line) => line.length > 400)).toEqual([]);
   });
 });
