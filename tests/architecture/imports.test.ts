@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
@@ -98,6 +98,23 @@ function roomGraph(): Map<string, Set<string>> {
   }
   return graph;
 }
+
+describe("the ports", () => {
+  const rooms = readdirSync(path.join(ROOT, "lib"), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  const ports = rooms.filter((room) => existsSync(path.join(ROOT, "lib", room, "drivers")));
+
+  it("each have port.ts beside drivers/ and one contract suite, tests/contract/<port>.ts", () => {
+    expect(ports.length).toBeGreaterThanOrEqual(5);
+    const missing = ports.flatMap((port) => [`lib/${port}/port.ts`, `tests/contract/${port}.ts`].filter((file) => !existsSync(path.join(ROOT, file))));
+    expect(missing).toEqual([]);
+  });
+
+  it("are asked for optional capabilities, never which driver they are", () => {
+    const files = ["app", "lib", "scripts"].flatMap(sourceFiles);
+    const asking = files.filter((file) => /\.driver\s*[!=]==|===?\s*\w+\.driver\b/.test(readFileSync(path.join(ROOT, file), "utf8")));
+    expect(asking).toEqual([]);
+  });
+});
 
 const MAP_PATH = "docs/architecture.md";
 const MAP = readFileSync(path.join(ROOT, MAP_PATH), "utf8");
