@@ -11,8 +11,8 @@ process.env.LOG_LEVEL = "silent";
 
 const { default: pgBoss } = await import("@/lib/jobs/drivers/pg-boss");
 const { openStore } = await import("@/lib/store");
-const { openPglite } = await import("@/lib/store/pglite");
-type JobQueueOptions = import("@/lib/jobs/types").JobQueueOptions;
+const { openPglite } = await import("@/lib/store/drivers/pglite");
+type JobQueueOptions = import("@/lib/jobs/port").JobQueueOptions;
 type Sql = import("@/lib/store").Sql;
 
 const cheapJobs = Number(process.argv[2] ?? 500);

@@ -11,7 +11,7 @@ export * from "./errors";
 export { listAllBlobs } from "./list-all";
 export { prepareBlobFile, putBlobFile } from "./put-file";
 export type * from "./port";
-export { isFsBlobStore, type FsBlobStore, type OpenedBlob, type PreparedBlobFile } from "./drivers/fs";
+export type { FsBlobStore } from "./drivers/fs";
 
 /** Builds the driver `BLOB_DRIVER` selects; vendor SDKs load on the driver's first call. */
 export function createBlobStore(config: Config): BlobStore {

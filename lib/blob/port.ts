@@ -3,7 +3,8 @@ import type { Readable } from "node:stream";
 /**
  * The blob store port. Semantics follow `@vercel/blob` 2.x: pathnames are keys, `list` is ordered
  * by pathname, puts refuse to overwrite unless asked, deleting a missing blob is not an error.
- * Drivers: `drivers/fs.ts` (default), `drivers/vercel.ts`, `drivers/s3.ts`.
+ * Drivers: `drivers/fs.ts` (default), `drivers/vercel.ts`, `drivers/s3.ts`. What only some drivers
+ * can do is an optional method: callers ask the store for it, never which driver it is.
  */
 
 export type BlobDriverName = "fs" | "vercel" | "s3";
@@ -97,6 +98,31 @@ export interface GetBlobResult {
   stream: ReadableStream<Uint8Array>;
 }
 
+/** Inclusive byte range. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** A committed blob opened for reading: its metadata is exactly the version the file holds. */
+export interface OpenedBlob {
+  blob: HeadBlobResult;
+  /** Streams the whole blob or an inclusive byte range; call at most once. */
+  stream(range?: ByteRange): ReadableStream<Uint8Array>;
+  /** Reads into `buffer` from `position` of the blob; answers the bytes read (0 at the end). */
+  read(buffer: Buffer, length: number, position: number): Promise<number>;
+  /** Releases the file when the bytes are not streamed (HEAD, 304, 416, or after `read`). */
+  close(): Promise<void>;
+}
+
+/** A host file whose bytes are durable in the store under a version that is not visible yet. */
+export interface PreparedBlobFile {
+  /** Commits the version at `pathname`, at most once; a failed commit removes the version. */
+  put(pathname: string, options: PutOptions): Promise<PutBlobResult>;
+  /** Removes the version unless it was committed. */
+  discard(): Promise<void>;
+}
+
 export interface BlobStore {
   readonly driver: BlobDriverName;
   /** Stores `body` at `pathname`; fails with `BlobAlreadyExistsError` when it exists and `allowOverwrite` is not set. */
@@ -109,4 +135,24 @@ export interface BlobStore {
   del(urlOrUrls: string | string[]): Promise<void>;
   /** The blob's metadata and bytes; null when missing. */
   get(urlOrPathname: string): Promise<GetBlobResult | null>;
+
+  // Optional capabilities (the fs driver has them all).
+
+  /**
+   * Opens a blob for serving (ranges, conditional requests); null when missing. A store with
+   * `open` serves its blobs itself, at this service's `/blob/<pathname>`.
+   */
+  open?(urlOrPathname: string): Promise<OpenedBlob | null>;
+  /**
+   * `put` of a finished host file that the store takes over: linked into the store rather than
+   * copied, so an upload's bytes hit the disk once. The file is gone from `hostPath` afterwards,
+   * whether the put succeeded or not.
+   */
+  putFile?(pathname: string, hostPath: string, options: PutOptions): Promise<PutBlobResult>;
+  /**
+   * The file work of {@link putFile} (fsync, link into the store, directory fsync) without the
+   * commit, so a caller can do it outside a lock and commit inside it. `hostPath` is left to the
+   * caller and must not change afterwards.
+   */
+  prepareFile?(hostPath: string): Promise<PreparedBlobFile>;
 }

@@ -1,10 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { jsonError } from "@/lib/http";
 import { isScriptCapable } from "./content-type";
-import { isFsBlobStore, type OpenedBlob } from "./drivers/fs";
-import type { ByteRange } from "./drivers/fs-files";
 import { BlobPathnameError } from "./errors";
-import type { BlobStore, HeadBlobResult } from "./port";
+import type { BlobStore, ByteRange, HeadBlobResult, OpenedBlob } from "./port";
 
 /**
  * Sandboxes documents we serve from our own origin: a user SVG or HTML file opened directly
@@ -99,7 +97,7 @@ const notFound: BlobAnswer = { kind: "error", status: 404, code: "blob_not_found
  * blobs from its own URLs). The file stays open only when bytes are to be sent.
  */
 async function answerBlobRequest(request: BlobRequest, store: BlobStore, pathname: string): Promise<BlobAnswer> {
-  if (!isFsBlobStore(store)) return notFound;
+  if (!store.open) return notFound;
   let opened;
   try {
     opened = await store.open(pathname);

@@ -103,13 +103,13 @@ export class DeploymentFiles {
     });
   }
 
-  /** GET/HEAD of a file's URL: the fs store serves the bytes here; other stores' own URLs do (a redirect). */
+  /** GET/HEAD of a file's URL: a store that serves its own blobs (`open`: the fs driver) serves the bytes here; other stores' own URLs do (a redirect). */
   async serve(request: Request, db: SqlExecutor, deploymentName: string, storageId: string): Promise<Response> {
     const document = STORAGE_ID.test(storageId) ? await findDocument(db, deploymentName, storageId) : null;
     if (!document) throw new EmulatorError(404, "FileNotFound", `File ${storageId.slice(0, 100)} not found`);
     const pathname = this.pathname(deploymentName, storedFile(document));
     const store = this.blobs();
-    if (store.driver !== "fs") {
+    if (!store.open) {
       const head = await store.head(pathname);
       if (!head) throw new EmulatorError(404, "FileNotFound", `File ${storageId} not found`);
       return new Response(null, { status: 302, headers: { ...CORS_HEADERS, location: head.url } });

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
-import type { Sql } from "@/lib/store";
+import { getStore, pingStore, type Sql } from "@/lib/store";
 import { registerInstance, renewInstance, type InstanceIdentity } from "@/lib/store/instances";
 
 /** Heartbeats an instance may miss before other instances count it dead. */
@@ -70,4 +70,19 @@ export function currentInstance(db: Sql): Promise<InstanceIdentity> {
   if (registration.db === db) return registration.identity;
   void resetProcessSingleton(INSTANCE);
   return currentInstance(db);
+}
+
+/** GET /api/health: this instance's drivers, once its store answers a query. */
+export async function healthReport() {
+  const config = getConfig();
+  const db = await getStore();
+  await pingStore(db);
+  return {
+    ok: true,
+    store: db.kind,
+    blob: config.BLOB_DRIVER,
+    sandbox: config.SANDBOX_DRIVER,
+    realtime: config.REALTIME_DRIVER,
+    backendProvider: config.BACKEND_PROVIDER,
+  };
 }

@@ -3,10 +3,10 @@ import { errorChannel, getRealtime, publishWithRetry } from "@/lib/realtime";
 import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import { getStore, type Sql } from "@/lib/store";
 import pgBossDriver from "./drivers/pg-boss";
-import type { JobChange, JobHandler, JobInput, JobQueue, JobQueueOptions, JobRecord } from "./types";
+import type { JobChange, JobHandler, JobInput, JobQueue, JobQueueOptions, JobRecord } from "./port";
 import { JOB_HANDLERS, JOB_KINDS } from "./work";
 
-export type { JobChange, JobError, JobInput, JobQueue, JobRecord, JobState } from "./types";
+export type { JobChange, JobError, JobInput, JobQueue, JobRecord, JobState } from "./port";
 export { JOB_KINDS } from "./work";
 
 /** The event a job's state changes are published as, on its project's channel. */

@@ -10,7 +10,7 @@ import { getStore } from "@/lib/store";
 import { getProject, listAllProjectIds, type Project } from "@/lib/store/projects";
 import { openProjectSandbox } from "@/lib/workspace";
 import { deleteProjectEverywhere } from "@/lib/workspace/delete-project";
-import type { JobHandler, RunningJob } from "./types";
+import type { JobHandler, RunningJob } from "./port";
 
 /** The service's long work, each a kind of job (and a pg-boss queue). */
 export const JOB_KINDS = {

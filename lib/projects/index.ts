@@ -3,7 +3,7 @@ import { log } from "@/lib/log";
 import { startAppDevServer } from "@/lib/dev-servers";
 import { APP_TEMPLATE, getSandboxProvider, isSandboxError, SandboxNotFoundError, type Sandbox } from "@/lib/sandbox";
 import { getStore, type SqlExecutor } from "@/lib/store";
-import { claimProjectSandbox, deleteProject, getProject, insertProject, renameProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
+import { claimProjectSandbox, deleteProject, getProject, insertProject, listProjects, renameProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 import { pointAppAtUpdates } from "@/lib/updates/app-url";
 
 /** A new sandbox seeded from `templates/app` with its app dev server running; killed again on failure. */
@@ -110,6 +110,12 @@ export function toProjectResponse(project: Project) {
     updatedAt: project.updatedAt.toISOString(),
   };
 }
+
+/** GET /api/projects: the user's projects. */
+export const listUserProjects = async (ownerId: string): Promise<Project[]> => listProjects(await getStore(), ownerId);
+
+/** POST /api/projects: {@link createProject} on the process-wide store. */
+export const createUserProject = async (ownerId: string, name: string): Promise<Project> => createProject(await getStore(), ownerId, name);
 
 /** PATCH /api/projects/<id>: the project under its new name (404 when it was deleted meanwhile). */
 export async function renameOwnedProject(project: Project, name: string): Promise<Project> {

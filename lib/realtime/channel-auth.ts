@@ -2,7 +2,7 @@ import { z } from "zod";
 import { BadRequestError } from "@/lib/errors";
 import { JSON_BODY_LIMIT_BYTES, readTextWithin } from "@/lib/http";
 import { RealtimeNotConfiguredError } from "./errors";
-import type { ChannelAuthorization, Realtime } from "./types";
+import type { ChannelAuthorization, Realtime } from "./port";
 
 /** pusher-js posts `socket_id` (Pusher's `<digits>.<digits>`) and `channel_name`, form-encoded. */
 const channelAuthorizationRequest = z.object({

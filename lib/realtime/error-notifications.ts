@@ -1,12 +1,14 @@
+import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
+import { shutdownSignal } from "@/lib/shutdown";
 import { processSingleton } from "@/lib/singletons";
 import { getStore, type SqlExecutor } from "@/lib/store";
 import { insertErrorNotification, listErrorNotifications } from "@/lib/store/error-notifications";
 import memoryDriver from "./drivers/memory";
 import { ERROR_EVENT, errorChannel, type ErrorNotification } from "./payload";
 import { publishWithRetry } from "./publish";
-import type { SseEvent, SseSource } from "./sse";
-import type { Realtime, RealtimeListener } from "./types";
+import { createSseResponse, type SseEvent, type SseSource } from "./sse";
+import type { Realtime, RealtimeListener } from "./port";
 import { getRealtime } from "./index";
 
 /** Notifications kept per project for subscribers that connect later (history, page reloads). */
@@ -102,4 +104,17 @@ export function errorNotificationSource(db: SqlExecutor, projectId: string, real
       return inProcessBus(realtime).onResumed?.(callback) ?? (() => {});
     },
   };
+}
+
+/** GET /api/projects/<id>/errors: the project's stored notifications (the last 200), oldest first. */
+export const listProjectErrorNotifications = async (projectId: string) => listStoredErrorNotifications(await getStore(), projectId);
+
+/** GET /api/projects/<id>/errors/stream: {@link errorNotificationSource} as Server-Sent Events, ended at shutdown. */
+export async function streamProjectErrorNotifications(projectId: string, request: Request): Promise<Response> {
+  return createSseResponse({
+    source: errorNotificationSource(await getStore(), projectId),
+    signal: AbortSignal.any([request.signal, shutdownSignal()]),
+    lastEventId: request.headers.get("last-event-id"),
+    heartbeatMs: getConfig().SSE_HEARTBEAT_MS,
+  });
 }

@@ -2,7 +2,7 @@ import { log } from "@/lib/log";
 import { checkPublishable } from "./limits";
 import { createListenerRegistry } from "./listeners";
 import { RealtimePublishError } from "./errors";
-import type { Realtime, RealtimeListener, RealtimeMessage } from "./types";
+import type { Realtime, RealtimeListener, RealtimeMessage } from "./port";
 
 /**
  * A message bus every instance listens on (Postgres LISTEN/NOTIFY, Redis pub/sub). It carries

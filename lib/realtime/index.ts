@@ -7,9 +7,9 @@ import postgresDriver from "./drivers/postgres";
 import pusherDriver from "./drivers/pusher";
 import redisDriver from "./drivers/redis";
 import { RealtimeNotConfiguredError } from "./errors";
-import type { Realtime } from "./types";
+import type { Realtime } from "./port";
 
-export type { ChannelAuthorization, Realtime, RealtimeListener, RealtimeMessage } from "./types";
+export type { ChannelAuthorization, Realtime, RealtimeListener, RealtimeMessage } from "./port";
 export * from "./errors";
 export { authorizeChannel, parseChannelAuthorizationRequest } from "./channel-auth";
 export { ERROR_EVENT, buildErrorNotification, errorChannel, projectIdOfErrorChannel, type ErrorNotification } from "./payload";

@@ -1,5 +1,5 @@
 import { log } from "@/lib/log";
-import type { RealtimeListener, RealtimeMessage } from "./types";
+import type { RealtimeListener, RealtimeMessage } from "./port";
 
 /** The subscribers of one driver instance, by channel. */
 export interface ListenerRegistry {

@@ -1,6 +1,6 @@
 import { log } from "@/lib/log";
 import { isTransientRealtimeError } from "./errors";
-import type { Realtime } from "./types";
+import type { Realtime } from "./port";
 
 export interface PublishWithRetryOptions {
   /**

@@ -1,4 +1,4 @@
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /**
  * Holds a transaction-scoped advisory lock until `tx` ends: a numeric key, or a text key hashed

@@ -1,5 +1,5 @@
 import { isUuid } from "./ids";
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** One row of `project_assets`: an asset as the service recorded it, independent of any sandbox. */
 export interface ProjectAssetRecord {

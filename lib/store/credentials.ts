@@ -1,6 +1,6 @@
 import { getSecretBox, type SecretBox } from "@/lib/secrets";
 import { isUuid } from "./ids";
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** Spec 2.6 plus the numeric backend project id; secrets in plain text, server-side only. */
 export interface BackendCredentials {

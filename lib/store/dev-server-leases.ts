@@ -1,5 +1,5 @@
 import { isBootAliveSql, type InstanceIdentity } from "./instances";
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** Which instance boot reads the output of a project's backend dev server. */
 export interface DevServerLease {

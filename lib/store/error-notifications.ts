@@ -1,4 +1,4 @@
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** One stored notification; `id` is increasing per database and survives restarts. */
 export interface StoredNotificationRow<Payload> {

@@ -2,11 +2,11 @@ import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { processSingleton, resetProcessSingleton } from "@/lib/singletons";
 import { migrate } from "./migrate";
-import { initializePgliteApart, openPglite } from "./pglite";
-import { openPostgres } from "./postgres";
-import type { Sql, SqlExecutor } from "./sql";
+import { initializePgliteApart, openPglite } from "./drivers/pglite";
+import { openPostgres } from "./drivers/postgres";
+import type { Sql, SqlExecutor } from "./port";
 
-export type { Sql, SqlExecutor, QueryResult } from "./sql";
+export type { Sql, SqlExecutor, QueryResult } from "./port";
 export { DatabaseLockedError, readDatabaseLock, type DatabaseLockHolder } from "./lock";
 
 /** The embedded database's directory under DATA_DIR. */

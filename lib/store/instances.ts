@@ -1,4 +1,4 @@
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** Which process owns something: a stable instance id and the id of its current boot. */
 export interface InstanceIdentity {

@@ -1,4 +1,4 @@
-import type { Sql, SqlExecutor } from "./sql";
+import type { Sql, SqlExecutor } from "./port";
 
 /** The schema pg-boss keeps its tables in (it creates and migrates them itself at start). */
 export const JOB_QUEUE_SCHEMA = "pgboss";

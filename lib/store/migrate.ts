@@ -1,6 +1,6 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { Sql } from "./sql";
+import type { Sql } from "./port";
 import { lockForTransaction } from "./advisory-locks";
 
 export const MIGRATIONS_DIR = path.join(/*turbopackIgnore: true*/ process.cwd(), "supabase", "migrations");

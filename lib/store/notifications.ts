@@ -1,6 +1,6 @@
 import pg from "pg";
 import { log } from "@/lib/log";
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
 export const MAX_NOTIFY_PAYLOAD_BYTES = 7999;

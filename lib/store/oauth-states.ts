@@ -1,4 +1,4 @@
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** One pending OAuth round trip: whose it is, for which project, and its encrypted PKCE verifier. */
 export interface OAuthStateRow {

@@ -1,5 +1,5 @@
 import { isBootAliveSql, type InstanceIdentity } from "./instances";
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 export type OperationKind = "enable" | "connect" | "oauth";
 export type OperationStatus = "running" | "succeeded" | "failed";

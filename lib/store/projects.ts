@@ -1,5 +1,5 @@
 import { isUuid } from "./ids";
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** Spec 2.1: the `backendProject` field of a project; null means "not connected". */
 export type BackendProjectState =

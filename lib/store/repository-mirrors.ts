@@ -1,4 +1,4 @@
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** The newest mirror of a project's app repository, its last failure and its last restore. */
 export interface RepositoryMirrorRecord {

@@ -1,4 +1,4 @@
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** Deletes used and expired sign-in links. */
 export async function purgeDeadSignInLinks(db: SqlExecutor): Promise<void> {

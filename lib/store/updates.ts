@@ -1,5 +1,5 @@
 import { isUuid } from "./ids";
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 /** An uploaded bundle as Expo Updates serves it (one per project, platform and commit). */
 export interface BundleUpdate {

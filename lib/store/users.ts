@@ -1,5 +1,5 @@
 import { isUuid } from "./ids";
-import type { SqlExecutor } from "./sql";
+import type { SqlExecutor } from "./port";
 
 export interface User {
   id: string;

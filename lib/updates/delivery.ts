@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { parseDictionary, type Item } from "structured-headers";
-import { type BlobStore, getBlobStore, isFsBlobStore } from "@/lib/blob";
+import { type BlobStore, getBlobStore } from "@/lib/blob";
 import { serveBlob } from "@/lib/blob/serve";
 import { getConfig } from "@/lib/config";
 import { PROTOCOL_VERSION, renderUpdate } from "./protocol";
@@ -18,14 +18,15 @@ interface ManifestAssets {
 }
 
 /**
- * How the service fetches its own update URLs: a URL of the fs blob store is answered by the same
- * handler a phone's request reaches (`/blob/...`), in process, because the service may not reach
- * its own public address; any other URL (Vercel Blob, S3) over HTTP.
+ * How the service fetches its own update URLs: a URL of a store that serves its own blobs (one
+ * with `open`: the fs driver) is answered by the same handler a phone's request reaches
+ * (`/blob/...`), in process, because the service may not reach its own public address; any other
+ * URL (Vercel Blob, S3) over HTTP.
  */
 export function clientFetch(store: BlobStore = getBlobStore(), publicBaseUrl: string = getConfig().PUBLIC_BASE_URL): ClientFetch {
   const ownBlobs = `${publicBaseUrl.replace(/\/+$/, "")}/blob/`;
   return (url, headers) => {
-    if (isFsBlobStore(store) && url.startsWith(ownBlobs)) {
+    if (store.open && url.startsWith(ownBlobs)) {
       const pathname = url.slice(ownBlobs.length).replace(/[?#].*$/s, "").split("/").map(decodeURIComponent).join("/");
       return serveBlob(new Request(url, { headers }), store, pathname);
     }

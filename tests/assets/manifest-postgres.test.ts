@@ -8,7 +8,7 @@ import { getConfig } from "@/lib/config";
 import { getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { resetProcessSingleton } from "@/lib/singletons";
 import { openStore, type Sql } from "@/lib/store";
-import { openPostgres } from "@/lib/store/postgres";
+import { openPostgres } from "@/lib/store/drivers/postgres";
 import { listProjectAssets } from "@/lib/store/assets";
 import { insertProject } from "@/lib/store/projects";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { ASSET_MANIFEST_PATH } from "@/lib/assets";
-import { type FsBlobStore, getBlobStore, isFsBlobStore } from "@/lib/blob";
+import { type FsBlobStore, getBlobStore } from "@/lib/blob";
 import { BlobStoreUnavailableError } from "@/lib/blob/errors";
 import { getConfig } from "@/lib/config";
 import { CommandExitError } from "@/lib/sandbox";
@@ -17,8 +17,8 @@ const commandFailure = () => new CommandExitError({ exitCode: 1, stdout: "", std
 /** The default fs store, whose `prepareFile` takes the spool file's bytes over. */
 function fsBlobs(): FsBlobStore {
   const store = getBlobStore();
-  if (!isFsBlobStore(store)) throw new Error("the asset tests run on the fs blob driver");
-  return store;
+  if (store.driver !== "fs") throw new Error("the asset tests run on the fs blob driver");
+  return store as FsBlobStore;
 }
 
 /** Every file of the fs blob store (committed versions and temp files), relative to its root. */

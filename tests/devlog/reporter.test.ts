@@ -6,7 +6,7 @@ import { listStoredErrorNotifications, type StoredErrorNotification } from "@/li
 import { RealtimePublishError } from "@/lib/realtime/errors";
 import { MAX_EVENT_DATA_BYTES } from "@/lib/realtime/limits";
 import type { ErrorNotification } from "@/lib/realtime/payload";
-import type { Realtime, RealtimeMessage } from "@/lib/realtime/types";
+import type { Realtime, RealtimeMessage } from "@/lib/realtime/port";
 import { getStore } from "@/lib/store";
 import { createTestUser } from "../helpers/users";
 import { CLI_TYPECHECK_FAILED, TSC_ONE_ERROR } from "./recordings";

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { openStore, pgliteDirOf } from "@/lib/store";
-import { initializePgliteApart } from "@/lib/store/pglite";
+import { initializePgliteApart } from "@/lib/store/drivers/pglite";
 
 interface Template {
   dir: Promise<string>;

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import pgBoss from "@/lib/jobs/drivers/pg-boss";
 import type { Sql } from "@/lib/store";
 import { jobQueueDatabaseOf } from "@/lib/store/jobs";
-import { openPglite } from "@/lib/store/pglite";
-import { testJobQueueDriver } from "./contract";
+import { openPglite } from "@/lib/store/drivers/pglite";
+import { testJobQueueDriver } from "../contract/jobs";
 
 let sql: Sql;
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from "vitest";
 import pgBoss from "@/lib/jobs/drivers/pg-boss";
 import { openStore, type Sql } from "@/lib/store";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
-import { testJobQueueDriver } from "./contract";
+import { testJobQueueDriver } from "../contract/jobs";
 
 describeWithPostgres("pg-boss job queue on PostgreSQL", () => {
   let database: Awaited<ReturnType<typeof createThrowawayDatabase>>;

@@ -4,7 +4,7 @@ import { enqueueProjectJob, getJobQueue, JOB_EVENT, JOB_KINDS } from "@/lib/jobs
 import { errorChannel, getRealtime, type RealtimeMessage } from "@/lib/realtime";
 import { errorNotificationSource } from "@/lib/realtime/error-notifications";
 import { getStore } from "@/lib/store";
-import { waitForJob } from "./contract";
+import { waitForJob } from "../contract/jobs";
 
 // The embedded default: the service's own queue on PGlite, with the memory realtime driver.
 

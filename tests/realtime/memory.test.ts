@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import memory from "@/lib/realtime/drivers/memory";
-import type { RealtimeMessage } from "@/lib/realtime/types";
-import { testRealtimeDriver } from "./contract";
+import type { RealtimeMessage } from "@/lib/realtime/port";
+import { testRealtimeDriver } from "../contract/realtime";
 
 testRealtimeDriver({
   name: "memory",

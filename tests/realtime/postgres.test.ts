@@ -3,7 +3,7 @@ import postgres from "@/lib/realtime/drivers/postgres";
 import { openStore, type Sql } from "@/lib/store";
 import { MAX_NOTIFY_PAYLOAD_BYTES } from "@/lib/store/notifications";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
-import { collectMessages, testRealtimeDriver } from "./contract";
+import { collectMessages, testRealtimeDriver } from "../contract/realtime";
 
 describeWithPostgres("postgres realtime driver", () => {
   let database: Awaited<ReturnType<typeof createThrowawayDatabase>>;

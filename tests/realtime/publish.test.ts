@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RealtimePayloadTooLargeError, RealtimePublishError, RealtimeTimeoutError } from "@/lib/realtime/errors";
 import { publishWithRetry } from "@/lib/realtime/publish";
-import type { Realtime } from "@/lib/realtime/types";
+import type { Realtime } from "@/lib/realtime/port";
 
 /** A driver whose publish fails with the given errors in turn, then succeeds. */
 function failingDriver(...failures: Error[]) {

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import pusher from "@/lib/realtime/drivers/pusher";
 import { RealtimeNotConfiguredError, RealtimePublishError, RealtimeTimeoutError, isTransientRealtimeError } from "@/lib/realtime/errors";
 import { publishWithRetry } from "@/lib/realtime/publish";
-import { testRealtimeDriver } from "./contract";
+import { testRealtimeDriver } from "../contract/realtime";
 
 const APP_ID = "4242";
 const KEY = "app-key-123";

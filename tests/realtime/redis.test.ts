@@ -3,7 +3,7 @@ import { expect, it } from "vitest";
 import redis from "@/lib/realtime/drivers/redis";
 import { describeWithRedis } from "../helpers/redis";
 import { TEST_REDIS_URL } from "../helpers/redis-url";
-import { collectMessages, testRealtimeDriver } from "./contract";
+import { collectMessages, testRealtimeDriver } from "../contract/realtime";
 
 describeWithRedis("redis realtime driver", () => {
   // A channel and client name of this file's own, so other users of the Redis are not touched.

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore, pgliteDirOf } from "@/lib/store";
-import { initializePgliteApart } from "@/lib/store/pglite";
+import { initializePgliteApart } from "@/lib/store/drivers/pglite";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-pglite-init-"));
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { openStore } from "@/lib/store";
-import { describeStoreSuite } from "./store-suite";
+import { describeStoreSuite } from "../contract/store";
 
 describeStoreSuite("pglite", async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cbs-pglite-"));

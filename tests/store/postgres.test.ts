@@ -1,6 +1,6 @@
 import { openStore } from "@/lib/store";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
-import { describeStoreSuite } from "./store-suite";
+import { describeStoreSuite } from "../contract/store";
 
 describeStoreSuite("postgres", async () => {
   const database = await createThrowawayDatabase();

@@ -3,6 +3,7 @@ import path from "node:path";
 import { close, createReadStream, open, read } from "node:fs";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
+import type { ByteRange } from "../port";
 
 /**
  * Blob files of the fs driver. Files are named by version id (hex), never by pathname, so no
@@ -114,12 +115,6 @@ export function createBlobFiles(rootDir: string): BlobFiles {
     },
   };
   return files;
-}
-
-/** Inclusive byte range. */
-export interface ByteRange {
-  start: number;
-  end: number;
 }
 
 /** A committed version open for reading. */

@@ -4,8 +4,8 @@ import type { Sql } from "@/lib/store";
 import { BlobAlreadyExistsError, BlobOptionsError } from "../errors";
 import { normalizeBody, type PreparedPut, preparePut, resolveListOptions, toPutResult } from "../options";
 import { createBlobUrls } from "../pathname";
-import type { BlobStore, HeadBlobResult, ListBlobResult, PutBlobResult, PutOptions } from "../port";
-import { blobFileStream, type ByteRange, createBlobFiles } from "./fs-files";
+import type { BlobStore, HeadBlobResult, ListBlobResult, OpenedBlob, PreparedBlobFile, PutBlobResult } from "../port";
+import { blobFileStream, createBlobFiles } from "./fs-files";
 import {
   type BlobRow,
   deleteBlobRows,
@@ -24,46 +24,8 @@ export interface FsBlobStoreOptions {
   getSql: () => Promise<Sql>;
 }
 
-/** A committed blob opened for reading: its metadata is exactly the version the file holds. */
-export interface OpenedBlob {
-  blob: HeadBlobResult;
-  /** Streams the whole blob or an inclusive byte range; call at most once. */
-  stream(range?: ByteRange): ReadableStream<Uint8Array>;
-  /** Reads into `buffer` from `position` of the blob; answers the bytes read (0 at the end). */
-  read(buffer: Buffer, length: number, position: number): Promise<number>;
-  /** Releases the file when the bytes are not streamed (HEAD, 304, 416, or after `read`). */
-  close(): Promise<void>;
-}
-
-export interface FsBlobStore extends BlobStore {
-  readonly driver: "fs";
-  /** Opens a blob for serving (ranges, conditional requests); null when missing. */
-  open(urlOrPathname: string): Promise<OpenedBlob | null>;
-  /**
-   * `put` of a finished host file that the store takes over: linked into the store rather than
-   * copied, so an upload's bytes hit the disk once. The file is gone from `hostPath` afterwards,
-   * whether the put succeeded or not.
-   */
-  putFile(pathname: string, hostPath: string, options: PutOptions): Promise<PutBlobResult>;
-  /**
-   * The file work of {@link putFile} (fsync, link into the store, directory fsync) without the
-   * commit, so a caller can do it outside a lock and commit inside it. `hostPath` is left to the
-   * caller and must not change afterwards.
-   */
-  prepareFile(hostPath: string): Promise<PreparedBlobFile>;
-}
-
-/** A host file whose bytes are durable in the store under a version that is not visible yet. */
-export interface PreparedBlobFile {
-  /** Commits the version at `pathname`, at most once; a failed commit removes the version. */
-  put(pathname: string, options: PutOptions): Promise<PutBlobResult>;
-  /** Removes the version unless it was committed. */
-  discard(): Promise<void>;
-}
-
-export function isFsBlobStore(store: BlobStore): store is FsBlobStore {
-  return store.driver === "fs" && "open" in store;
-}
+/** The fs driver: every optional capability of the port. */
+export type FsBlobStore = Required<BlobStore> & { readonly driver: "fs" };
 
 const quote = (version: string) => `"${version}"`;
 const versionOf = (etag: string) => etag.slice(1, -1);

@@ -3,7 +3,7 @@ import { isAppError } from "@/lib/errors";
 import { log, redactSecrets } from "@/lib/log";
 import type { Sql } from "@/lib/store";
 import { countOtherRunningJobs, deferJob, JOB_QUEUE_SCHEMA, jobQueueDatabaseOf, renewRunningJob } from "@/lib/store/jobs";
-import type { JobChange, JobError, JobInput, JobQueueDriverFactory, JobRecord, JobState } from "../types";
+import type { JobChange, JobError, JobInput, JobQueueDriverFactory, JobRecord, JobState } from "../port";
 
 export interface PgBossQueueOptions {
   /** The store: the embedded one carries the queue itself; PostgreSQL answers the limit checks. */

@@ -1,6 +1,6 @@
 import { checkPublishable } from "../limits";
 import { createListenerRegistry } from "../listeners";
-import type { Realtime, RealtimeDriverFactory, RealtimeListener } from "../types";
+import type { Realtime, RealtimeDriverFactory, RealtimeListener } from "../port";
 
 /** The memory driver has no settings. */
 export type MemoryRealtimeOptions = Record<string, never>;

@@ -1,7 +1,7 @@
 import type { SqlExecutor } from "@/lib/store";
 import { listenForNotifications, notify } from "@/lib/store/notifications";
 import { createFanOutRealtime, type FanOutRealtime } from "../fan-out";
-import type { RealtimeDriverFactory } from "../types";
+import type { RealtimeDriverFactory } from "../port";
 
 export interface PostgresRealtimeOptions {
   /** The database every instance shares; the listening connection opens its own session. */

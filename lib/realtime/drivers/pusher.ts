@@ -1,7 +1,7 @@
 import type PusherClient from "pusher";
 import { RealtimeNotConfiguredError, RealtimePublishError, RealtimeTimeoutError } from "../errors";
 import { checkPublishable } from "../limits";
-import type { RealtimeDriverFactory } from "../types";
+import type { RealtimeDriverFactory } from "../port";
 
 export interface PusherRealtimeOptions {
   appId: string;

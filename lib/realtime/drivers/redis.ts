@@ -1,7 +1,7 @@
 import { createClient } from "@redis/client";
 import { log } from "@/lib/log";
 import { createFanOutRealtime, type FanOutRealtime } from "../fan-out";
-import type { RealtimeDriverFactory } from "../types";
+import type { RealtimeDriverFactory } from "../port";
 
 export interface RedisRealtimeOptions {
   /** @example "redis://127.0.0.1:6379" */

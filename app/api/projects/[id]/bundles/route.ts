@@ -2,8 +2,7 @@ import { bundleBody } from "@/lib/api-contract/schemas";
 import { requireProjectOwner } from "@/lib/auth";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
 import { enqueueProjectJob, JOB_KINDS, projectJobPath } from "@/lib/jobs";
-import { getStore } from "@/lib/store";
-import { listProjectBundles } from "@/lib/updates/releases";
+import { listBundlesOf } from "@/lib/updates";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -33,7 +32,7 @@ export const POST = route<{ params: Promise<{ id: string }> }>(async (request, {
  */
 export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  return Response.json(await listProjectBundles(await getStore(), project.id));
+  return Response.json(await listBundlesOf(project.id));
 });
 
 export const { PUT, PATCH, DELETE } = methodNotAllowed(["GET", "POST"]);

@@ -1,6 +1,5 @@
 import { methodNotAllowed, route } from "@/lib/http";
-import { getStore } from "@/lib/store";
-import { answerUpdateRequest, parseUpdateRequest } from "@/lib/updates/protocol";
+import { answerProjectUpdateRequest, parseUpdateRequest } from "@/lib/updates";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -13,7 +12,7 @@ export const runtime = "nodejs";
  */
 export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const updateRequest = parseUpdateRequest(request);
-  return answerUpdateRequest(await getStore(), (await params).id, updateRequest);
+  return answerProjectUpdateRequest((await params).id, updateRequest);
 });
 
 export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

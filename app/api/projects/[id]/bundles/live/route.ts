@@ -1,8 +1,7 @@
 import { releaseBody } from "@/lib/api-contract/schemas";
 import { requireProjectOwner } from "@/lib/auth";
 import { methodNotAllowed, parseJsonBody, route } from "@/lib/http";
-import { getStore } from "@/lib/store";
-import { release, releaseSummary } from "@/lib/updates/releases";
+import { releaseBundle, releaseSummary } from "@/lib/updates";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -19,7 +18,7 @@ export const runtime = "nodejs";
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
   const target = await parseJsonBody(request, releaseBody);
-  const releases = await release(await getStore(), project.id, target);
+  const releases = await releaseBundle(project.id, target);
   return Response.json({ releases: releases.map(releaseSummary) });
 });
 

@@ -1,10 +1,6 @@
 import { requireProjectOwner } from "@/lib/auth";
-import { getConfig } from "@/lib/config";
 import { methodNotAllowed, route } from "@/lib/http";
-import { errorNotificationSource } from "@/lib/realtime/error-notifications";
-import { createSseResponse } from "@/lib/realtime/sse";
-import { shutdownSignal } from "@/lib/shutdown";
-import { getStore } from "@/lib/store";
+import { streamProjectErrorNotifications } from "@/lib/realtime/error-notifications";
 
 export const dynamic = "force-dynamic";
 
@@ -15,12 +11,7 @@ export const dynamic = "force-dynamic";
  */
 export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  return createSseResponse({
-    source: errorNotificationSource(await getStore(), project.id),
-    signal: AbortSignal.any([request.signal, shutdownSignal()]),
-    lastEventId: request.headers.get("last-event-id"),
-    heartbeatMs: getConfig().SSE_HEARTBEAT_MS,
-  });
+  return streamProjectErrorNotifications(project.id, request);
 });
 
 export const { POST, PUT, PATCH, DELETE } = methodNotAllowed(["GET"]);

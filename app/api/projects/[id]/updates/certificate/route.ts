@@ -1,7 +1,6 @@
 import { requireProjectOwner } from "@/lib/auth";
 import { methodNotAllowed, route } from "@/lib/http";
-import { getStore } from "@/lib/store";
-import { ensureSigningCertificate, getSigningCertificate } from "@/lib/updates/signing";
+import { certificateOf, ensureCertificateOf } from "@/lib/updates";
 
 export const dynamic = "force-dynamic";
 export const runtime = "nodejs";
@@ -19,14 +18,14 @@ const pemResponse = (certificate: string, status = 200) =>
  */
 export const POST = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  const { certificate, created } = await ensureSigningCertificate(await getStore(), project.id);
+  const { certificate, created } = await ensureCertificateOf(project.id);
   return pemResponse(certificate, created ? 201 : 200);
 });
 
 /** GET /api/projects/<id>/updates/certificate (owner only): downloads the certificate; 404 before the POST. */
 export const GET = route<{ params: Promise<{ id: string }> }>(async (request, { params }) => {
   const { project } = await requireProjectOwner(request, (await params).id);
-  return pemResponse(await getSigningCertificate(await getStore(), project.id));
+  return pemResponse(await certificateOf(project.id));
 });
 
 export const { PUT, PATCH, DELETE } = methodNotAllowed(["GET", "POST"]);

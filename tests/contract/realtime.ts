@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RealtimeInvalidNameError, RealtimePayloadTooLargeError } from "@/lib/realtime/errors";
 import { MAX_EVENT_DATA_BYTES } from "@/lib/realtime/limits";
-import type { Realtime, RealtimeMessage } from "@/lib/realtime/types";
+import type { Realtime, RealtimeMessage } from "@/lib/realtime/port";
 
 export interface RealtimeDriverContract {
   name: string;

@@ -3,8 +3,8 @@ import { once } from "node:events";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { lockDatabaseDirectory } from "./lock";
-import { INT8_OID, type Sql, type SqlExecutor } from "./sql";
+import { lockDatabaseDirectory } from "../lock";
+import { INT8_OID, type Sql, type SqlExecutor } from "../port";
 
 type Queryable = Pick<PGlite, "query" | "exec">;
 
@@ -38,7 +38,7 @@ export async function openPglite(dataDir: string | undefined, options: { baseUrl
   }
 }
 
-const INIT_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "store", "pglite-init-process.mjs");
+const INIT_SCRIPT = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "store", "drivers", "pglite-init-process.mjs");
 
 /**
  * Initialises a new embedded database directory in a short-lived child process; an initialised

@@ -1,8 +1,8 @@
 import pg from "pg";
 import { isErrorOf } from "@/lib/errors";
 import { log } from "@/lib/log";
-import { isConnectionLoss, StoreUnavailableError } from "./errors";
-import { INT8_OID, type Sql, type SqlExecutor } from "./sql";
+import { isConnectionLoss, StoreUnavailableError } from "../errors";
+import { INT8_OID, type Sql, type SqlExecutor } from "../port";
 
 /** Retries of a connection the pool could not open, and the pause before each (a restart takes a moment). */
 const CONNECT_RETRY_DELAYS_MS = [100, 400, 1_000];

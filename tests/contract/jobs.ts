@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { NotFoundError } from "@/lib/errors";
-import type { JobHandler, JobQueue, JobQueueOptions, JobRecord } from "@/lib/jobs/types";
+import type { JobHandler, JobQueue, JobQueueOptions, JobRecord } from "@/lib/jobs/port";
 
 export interface JobQueueContract {
   name: string;
