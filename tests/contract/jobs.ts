@@ -59,6 +59,13 @@ function concurrencyProbe() {
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * For the tests that count jobs running at once: an expiry long enough that no job of theirs
+ * expires while its completion waits on a store slowed by a loaded machine (an expired job is
+ * retried, and the retry would run beside the original). Expiry has tests of its own below.
+ */
+const NO_EXPIRY = { expireSeconds: 60 } satisfies Partial<JobQueueOptions>;
+
 /** The behaviour every job-queue driver must have; each driver's test file calls this once. */
 export function testJobQueueDriver(contract: JobQueueContract): void {
   describe(`job queue contract: ${contract.name}`, { timeout: 60_000 }, () => {
@@ -135,7 +142,7 @@ export function testJobQueueDriver(contract: JobQueueContract): void {
     it("runs at most `concurrency` jobs at once in one instance, and loses none", async () => {
       const kind = kindOf("busy");
       const probe = concurrencyProbe();
-      const queue = await open({ [kind]: (job) => probe.around(job.id, () => pause(100)) }, { concurrency: 2 });
+      const queue = await open({ [kind]: (job) => probe.around(job.id, () => pause(100)) }, { ...NO_EXPIRY, concurrency: 2 });
       const ids = await Promise.all(Array.from({ length: 8 }, () => queue.enqueue(kind)));
       const jobs = await Promise.all(ids.map((id) => waitForJob(queue, id)));
       expect(jobs.map((job) => job.state)).toEqual(Array(8).fill("succeeded"));
@@ -146,7 +153,7 @@ export function testJobQueueDriver(contract: JobQueueContract): void {
       const kind = kindOf("build");
       const probe = concurrencyProbe();
       const handlers = { [kind]: (job: Parameters<JobHandler>[0]) => probe.around(job.input.sandboxKey!, () => pause(100)) };
-      const [first] = [await open(handlers), await open(handlers)];
+      const [first] = [await open(handlers, NO_EXPIRY), await open(handlers, NO_EXPIRY)];
       const ids = await Promise.all(Array.from({ length: 6 }, (_, n) => first.enqueue(kind, { sandboxKey: `sandbox-${n % 2}` })));
       const jobs = await Promise.all(ids.map((id) => waitForJob(first, id)));
       expect(jobs.every((job) => job.state === "succeeded" && job.attempts === 1)).toBe(true);
@@ -157,7 +164,7 @@ export function testJobQueueDriver(contract: JobQueueContract): void {
       const kind = kindOf("global");
       const probe = concurrencyProbe();
       const handlers = { [kind]: (job: Parameters<JobHandler>[0]) => probe.around(job.id, () => pause(100)) };
-      const queues = [await open(handlers, { globalConcurrency: 2 }), await open(handlers, { globalConcurrency: 2 })];
+      const queues = [await open(handlers, { ...NO_EXPIRY, globalConcurrency: 2 }), await open(handlers, { ...NO_EXPIRY, globalConcurrency: 2 })];
       const ids = await Promise.all(Array.from({ length: 8 }, () => queues[0].enqueue(kind)));
       const jobs = await Promise.all(ids.map((id) => waitForJob(queues[1], id)));
       expect(jobs.map((job) => job.state)).toEqual(Array(8).fill("succeeded"));
