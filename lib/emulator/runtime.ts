@@ -281,6 +281,19 @@ export class FunctionRuntimes {
     return push;
   }
 
+  /**
+   * Writes documents from outside the deployment's functions (an import). The runner holds the
+   * documents it loaded and numbers new ids after them, so it is stopped before the write (it
+   * cannot commit over the new documents) and again after it (one a call started meanwhile loaded
+   * the old ones); the next call loads them all.
+   */
+  async writeDocuments(context: RuntimeContext, name: string, writes: readonly DocumentWrite[]): Promise<void> {
+    await this.stop(name);
+    await context.db.transaction((tx) => applyDocumentWrites(tx, name, writes));
+    await this.stop(name);
+    this.onCommit(name, writes);
+  }
+
   /** A new push went live: its runner is replaced and subscribers re-run their queries on the new code. */
   async replaceCode(name: string): Promise<void> {
     this.livePushes.delete(name);
