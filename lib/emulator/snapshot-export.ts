@@ -35,7 +35,8 @@ ask us in [Discord](http://convex.dev/community).
 /** The first number Convex gives a user table. */
 const FIRST_TABLE_NUMBER = 10001;
 
-const jsonLines = (values: unknown[]) => new TextEncoder().encode(values.map((value) => `${toExportJson(value)}\n`).join(""));
+/** Lines of documents (lossless export JSON), or of a system table's rows (plain JSON: their shape is known). */
+const jsonLines = (values: unknown[], format: (value: unknown) => string = JSON.stringify) => new TextEncoder().encode(values.map((value) => `${format(value)}\n`).join(""));
 const nowNs = (context: EmulatorContext) => BigInt(context.now().getTime()) * 1_000_000n;
 
 /** The files of the deployment in the ZIP: their metadata lines and their bytes. */
@@ -62,7 +63,7 @@ async function snapshotZip(context: EmulatorContext, deployment: EmulatorDeploym
     "_tables/documents.jsonl": jsonLines(tables.map((name, index) => ({ name, id: FIRST_TABLE_NUMBER + index }))),
   };
   for (const table of tables) {
-    entries[`${table}/documents.jsonl`] = jsonLines(documents.filter(([id]) => tableOfDocumentId(id) === table).map(([, value]) => value));
+    entries[`${table}/documents.jsonl`] = jsonLines(documents.filter(([id]) => tableOfDocumentId(id) === table).map(([, value]) => value), toExportJson);
     entries[`${table}/generated_schema.jsonl`] = jsonLines(["uniform"]);
   }
   if (includeStorage) Object.assign(entries, await storageEntries(context, deployment, documents));

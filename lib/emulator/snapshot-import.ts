@@ -160,6 +160,8 @@ interface ImportPlan {
 }
 
 const ID_COUNTER = /^(\d+)/;
+/** convex-test pads an id's counter so that the id is 32 characters long, as Convex's typically are. */
+const newId = (counter: number, table: string) => `${String(counter).padStart(32 - table.length, "0")}${table}`;
 const formatCount = (count: number) => count.toLocaleString("en-US");
 
 /** Upstream's change table (`render_table_changes`): `table | create | delete |` per table. */
@@ -199,7 +201,7 @@ async function planImport(context: EmulatorContext, deployment: EmulatorDeployme
   let clock = context.now().getTime();
   const documentOf = (table: string, document: Record<string, unknown>, index: number) => ({
     ...document,
-    _id: kept.get(table)![index] ? (document._id as string) : `${++counter}${table}`,
+    _id: kept.get(table)![index] ? (document._id as string) : newId(++counter, table),
     _creationTime: typeof document._creationTime === "number" ? document._creationTime : clock++,
   });
 

@@ -55,10 +55,11 @@ describe("snapshot export and import between emulated deployments, and deploy ke
   let zipPath: string;
   let storageId: string;
   const cli = (deployment: ProvisionedBackendProject, args: string[]) => runConvexCli(cwd, args, { url: deployment.deploymentUrl, adminKey: deployment.token });
+  /** The `messages` documents as `convex data` prints them, one per line (ints as `3n`). */
   const messagesOf = async (deployment: ProvisionedBackendProject) => {
     const rows = await cli(deployment, ["data", "messages", "--format", "jsonl"]);
     expect(rows.code, rows.output).toBe(0);
-    return rows.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    return rows.stdout.trim().split("\n");
   };
 
   beforeAll(async () => {
@@ -112,6 +113,7 @@ describe("snapshot export and import between emulated deployments, and deploy ke
     expect(imported.output).toContain("Added 3 documents");
     const sourceMessages = await messagesOf(source);
     expect(sourceMessages).toHaveLength(2);
+    expect(sourceMessages.join("\n")).toContain("3n");
     expect(await messagesOf(target)).toEqual(sourceMessages);
     const file = await fetch(`${target.deploymentUrl}/api/storage/${storageId}`);
     expect(file.headers.get("content-type")).toBe("text/plain");
@@ -125,6 +127,18 @@ describe("snapshot export and import between emulated deployments, and deploy ke
     expect(replaced.code, replaced.output).toBe(0);
     expect(replaced.output).toContain("Import change summary:");
     expect(await messagesOf(target)).toEqual(sourceMessages);
+
+    // Documents without ids (a JSONL file into one table) get new ids of the deployment's form.
+    const draftsPath = path.join(path.dirname(zipPath), "drafts.jsonl");
+    fs.writeFileSync(draftsPath, '{"body":"one"}\n{"body":"two"}\n');
+    const drafts = await cli(target, ["import", "--table", "drafts", draftsPath, "-y"]);
+    expect(drafts.code, drafts.output).toBe(0);
+    expect(drafts.output).toContain('Added 2 documents to table "drafts"');
+    const rows = await cli(target, ["data", "drafts", "--format", "jsonl"]);
+    expect(rows.code, rows.output).toBe(0);
+    const ids = [...rows.stdout.matchAll(/"_id": "([^"]+)"/g)].map((match) => match[1]);
+    expect(ids).toHaveLength(2);
+    for (const id of ids) expect(id).toMatch(/^\d{26}drafts$/);
   });
 
   it("refuses a file that is not a snapshot or a format it cannot read, with upstream's codes", { timeout: 120_000 }, async () => {
