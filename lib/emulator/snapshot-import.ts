@@ -195,8 +195,17 @@ async function planImport(context: EmulatorContext, deployment: EmulatorDeployme
 
   // Ids of the emulator's form that no remaining document holds are kept; the others get new ones after every id in use.
   const taken = new Set(existing.map(([id]) => id).filter((id) => !deletedIds.has(id)));
-  const keep = (table: string, id: unknown): id is string => typeof id === "string" && id === `${ID_COUNTER.exec(id)?.[1]}${table}` && !taken.has(id) && Boolean(taken.add(id));
-  const kept = new Map([...imported].map(([table, documents]) => [table, documents.map((document) => keep(table, document._id))]));
+  const kept = new Map<string, boolean[]>();
+  for (const [table, documents] of imported) {
+    kept.set(
+      table,
+      documents.map(({ _id: id }) => {
+        const keep = typeof id === "string" && id === `${ID_COUNTER.exec(id)?.[1]}${table}` && !taken.has(id);
+        if (keep) taken.add(id);
+        return keep;
+      }),
+    );
+  }
   let counter = Math.max(0, ...[...existing.map(([id]) => id), ...taken].map((id) => Number(ID_COUNTER.exec(id)?.[1] ?? 0)));
   let clock = context.now().getTime();
   const documentOf = (table: string, document: Record<string, unknown>, index: number) => ({

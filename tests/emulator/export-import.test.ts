@@ -35,7 +35,7 @@ const FILE_TEXT = "hello from a snapshot";
 async function finishUpload(deployment: ProvisionedBackendProject, bytes: Uint8Array, importArgs: Record<string, unknown>): Promise<Response> {
   const headers = { authorization: `Convex ${deployment.token}` };
   const { uploadToken } = await (await fetch(`${deployment.deploymentUrl}/api/import/start_upload`, { method: "POST", headers })).json();
-  const part = await fetch(`${deployment.deploymentUrl}/api/import/upload_part?uploadToken=${encodeURIComponent(uploadToken)}&partNumber=1`, { method: "POST", headers, body: bytes });
+  const part = await fetch(`${deployment.deploymentUrl}/api/import/upload_part?uploadToken=${encodeURIComponent(uploadToken)}&partNumber=1`, { method: "POST", headers, body: new Uint8Array(bytes) });
   return fetch(`${deployment.deploymentUrl}/api/import/finish_upload`, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json" },
