@@ -8,6 +8,8 @@
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
+/** A JSON number at `lastIndex` (sticky). */
+const NUMBER = /-?\d+(\.\d+)?([eE][-+]?\d+)?/y;
 
 function int64ToBase64(value: bigint): string {
   const bytes = Buffer.alloc(8);
@@ -60,7 +62,8 @@ export function fromExportJson(text: string): unknown {
       continue;
     }
     if (char !== "-" && (char < "0" || char > "9")) continue;
-    const number = /^-?\d+(\.\d+)?([eE][-+]?\d+)?/.exec(text.slice(index))?.[0] ?? char;
+    NUMBER.lastIndex = index;
+    const number = NUMBER.exec(text)?.[0] ?? char;
     if (!/[.eE]/.test(number) && number !== "-") {
       const integer = BigInt(number);
       if (integer >= INT64_MIN && integer <= INT64_MAX) {
