@@ -16,9 +16,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-snapshots-"));
 process.env.DATA_DIR = dataDir;
 process.env.LOG_LEVEL = "silent";
 
-const { provisionManagedProject } = await import("@/lib/backend");
-const { startEmulatorServer } = await import("@/lib/emulator/server");
-const { closeStore } = await import("@/lib/store");
+const [{ provisionManagedProject }, { startEmulatorServer }, { closeStore }] = await Promise.all([import("@/lib/backend"), import("@/lib/emulator/server"), import("@/lib/store")]);
 
 const documents = Number(process.argv[2] ?? 10_000);
 const server = await startEmulatorServer();
