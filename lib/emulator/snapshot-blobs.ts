@@ -1,5 +1,17 @@
 import crypto from "node:crypto";
 import type { BlobStore } from "@/lib/blob";
+import { log } from "@/lib/log";
+import { EmulatorError } from "./http";
+
+/** A blob store failure, as the deployment answers it (an infrastructure fault: 503). */
+async function available<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    log.warn("emulator snapshot blob store failed", { operation, error });
+    throw new EmulatorError(503, "StorageUnavailable", "The blob store of snapshot exports and imports is unavailable; try again.");
+  }
+}
 
 /**
  * Where snapshot exports (ZIPs) and import uploads live: blobs of the product's blob store under
@@ -19,16 +31,18 @@ export class SnapshotBlobs {
   }
 
   async write(pathname: string, bytes: Uint8Array, contentType: string): Promise<void> {
-    await this.blobs().put(pathname, bytes, { access: "public", allowOverwrite: true, contentType });
+    await available("write", () => this.blobs().put(pathname, bytes, { access: "public", allowOverwrite: true, contentType }));
   }
 
   /** The blob's bytes; null when it is gone. */
   async read(pathname: string): Promise<Uint8Array<ArrayBuffer> | null> {
-    const found = await this.blobs().get(pathname);
-    return found ? new Uint8Array(await new Response(found.stream).arrayBuffer()) : null;
+    return available("read", async () => {
+      const found = await this.blobs().get(pathname);
+      return found ? new Uint8Array(await new Response(found.stream).arrayBuffer()) : null;
+    });
   }
 
   async delete(pathnames: string[]): Promise<void> {
-    if (pathnames.length > 0) await this.blobs().del(pathnames);
+    if (pathnames.length > 0) await available("delete", () => this.blobs().del(pathnames));
   }
 }
