@@ -206,7 +206,8 @@ async function planImport(context: EmulatorContext, deployment: EmulatorDeployme
       }),
     );
   }
-  let counter = Math.max(0, ...[...existing.map(([id]) => id), ...taken].map((id) => Number(ID_COUNTER.exec(id)?.[1] ?? 0)));
+  let counter = 0;
+  for (const id of [...existing.map(([existingId]) => existingId), ...taken]) counter = Math.max(counter, Number(ID_COUNTER.exec(id)?.[1] ?? 0));
   let clock = context.now().getTime();
   const documentOf = (table: string, document: Record<string, unknown>, index: number) => ({
     ...document,
