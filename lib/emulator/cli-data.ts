@@ -2,13 +2,15 @@ import { z } from "zod";
 import type { EmulatorContext } from "./context";
 import { deploymentUrlForPort } from "./listeners";
 import type { AnalysedModule } from "./modules";
-import { listDocuments, tableOfDocumentId, type EmulatorDeployment } from "./store";
+import { latestExport, listImports, queryImport } from "./snapshot-queries";
+import { listDocuments, tableOfDocumentId, type DocumentWrite, type EmulatorDeployment } from "./store";
 
 /**
  * The system queries of the `convex` CLI's data plane, answered from the deployment's stored
  * documents and live push as upstream's system functions answer them
  * (`npm-packages/system-udfs/convex/_system/cli/`): `convex data` (tables, tableData),
- * `convex function-spec` and `convex run`'s list of functions (modules:apiSpec, convexUrl:cloudUrl).
+ * `convex function-spec` and `convex run`'s list of functions (modules:apiSpec, convexUrl:cloudUrl),
+ * and what `convex export` / `convex import` watch (./snapshot-queries).
  */
 
 /** A system query's answer (convex JSON), or the error a failed call reports. */
@@ -20,12 +22,17 @@ const ANY_VALIDATOR = { type: "any" };
 const paginationOpts = z.object({ cursor: z.string().nullable(), numItems: z.number().int().positive() });
 const tableDataArgs = z.object({ table: z.string(), order: z.enum(["asc", "desc"]), paginationOpts });
 
-/** `_system/cli/tables`: the user tables (schema's and those holding documents), one page. */
-async function tables(context: EmulatorContext, deployment: EmulatorDeployment): Promise<SystemQueryResult> {
-  const names = new Set((await listDocuments(context.db, deployment.name)).map(([id]) => tableOfDocumentId(id)));
+/** The deployment's user tables, sorted: the schema's and those holding documents. */
+export async function userTableNames(context: EmulatorContext, deployment: EmulatorDeployment, documents: readonly DocumentWrite[]): Promise<string[]> {
+  const names = new Set(documents.map(([id]) => tableOfDocumentId(id)));
   const schema = (await context.runtimes.livePush(context, deployment.name))?.schema as { tables?: { tableName: string }[] } | null;
   for (const table of schema?.tables ?? []) names.add(table.tableName);
-  const page = [...names].filter((name) => !name.startsWith("_")).sort().map((name) => ({ name }));
+  return [...names].filter((name) => !name.startsWith("_")).sort();
+}
+
+/** `_system/cli/tables`: the user tables, one page. */
+async function tables(context: EmulatorContext, deployment: EmulatorDeployment): Promise<SystemQueryResult> {
+  const page = (await userTableNames(context, deployment, await listDocuments(context.db, deployment.name))).map((name) => ({ name }));
   return { ok: true, value: { page, isDone: true, continueCursor: "end" } };
 }
 
@@ -74,6 +81,12 @@ export async function runCliDataQuery(context: EmulatorContext, deployment: Emul
       return tableData(context, deployment, args);
     case "_system/cli/modules:apiSpec":
       return apiSpec(context, deployment);
+    case "_system/cli/exports:getLatest":
+      return { ok: true, value: await latestExport(context, deployment) };
+    case "_system/cli/queryImport":
+      return queryImport(context, deployment, args);
+    case "_system/cli/queryImport:list":
+      return { ok: true, value: await listImports(context, deployment) };
     case "_system/cli/convexUrl:cloudUrl":
       return { ok: true, value: deployment.port === null ? null : deploymentUrlForPort(deployment.port) };
     default:

@@ -2,6 +2,7 @@ import type { Sql } from "@/lib/store";
 import type { EmulatorIdentity } from "./identity";
 import type { DeploymentListeners } from "./listeners";
 import type { FunctionRuntimes } from "./runtime";
+import type { SnapshotBlobs } from "./snapshot-blobs";
 import type { DeploymentFiles } from "./storage";
 import type { EmulatorTeam } from "./store";
 
@@ -24,4 +25,6 @@ export interface EmulatorContext {
   runtimes: FunctionRuntimes;
   /** The deployments' file storage. */
   files: DeploymentFiles;
+  /** Snapshot exports and import uploads. */
+  snapshots: SnapshotBlobs;
 }

@@ -26,6 +26,9 @@ const updateBody = z.strictObject({
 
 /** Key shapes of deployment keys: `dev:<name>|…`, `prod:<name>|…` or a bare `<name>|…` admin key. */
 const DEPLOYMENT_KEY = /^(?:(?:dev|prod):)?([a-z0-9-]+)\|([^|]+)$/;
+/** The deployment a deployment-scoped key names (`dev:<name>|…`), or null. */
+export const deploymentNameOfKey = (key: string): string | null => DEPLOYMENT_KEY.exec(key)?.[1] ?? null;
+
 /** Project keys, `project:<team>:<project>|<access token>` (research §2.2). */
 const PROJECT_KEY = /^project:([^:|]+):([^:|]+)\|([^|]+)$/;
 

@@ -14,6 +14,7 @@ import {
   listEnvironmentVariables,
   updateEnvironmentVariables,
 } from "./deployment";
+import { teamAndProjectForKey, urlForKey } from "./deploy-key-lookup";
 import { FaultController, applyFault, faultRuleSchema, type FaultRule } from "./faults";
 import { EmulatorError, errorBody, readJson, secretsEqual } from "./http";
 import { EMULATOR_DASHBOARD_PREFIX, EMULATOR_MOUNT_PATH, getEmulatorIdentity, type EmulatorIdentity } from "./identity";
@@ -38,6 +39,9 @@ import { allowCors, runAction, runAnyFunction, runByUrl, runFunction, runMutatio
 import { PUSH_MODULES_DIR, evaluatePush, evaluateSchema, finishPushRequest, getConfigHashes, reportPushCompleted, startPush, waitForSchema } from "./push";
 import { FunctionRuntimes, type FunctionKind } from "./runtime";
 import { DeploymentFiles, allowUploadCors, serveFile, uploadFile } from "./storage";
+import { SnapshotBlobs } from "./snapshot-blobs";
+import { downloadExport, requestExport } from "./snapshot-export";
+import { confirmImport, finishImportUpload, startImportUpload, uploadImportPart } from "./snapshot-import";
 import { syncUpgradeHandler } from "./sync";
 
 export { createEmulatorTeam, type EmulatorTeam } from "./store";
@@ -115,6 +119,8 @@ const MANAGEMENT_ROUTES: Route<string>[] = [
   { method: "POST", pattern: new RegExp(`^/v1/projects/${SEGMENT}/update_default_environment_variables$`), handler: updateDefaultEnvironmentVariables },
   { method: "GET", pattern: new RegExp(`^/v1/deployments/${SEGMENT}$`), handler: getDeployment },
   { method: "POST", pattern: new RegExp(`^/v1/deployments/${SEGMENT}/create_deploy_key$`), handler: createDeployKey },
+  { method: "POST", pattern: /^\/api\/deployment\/url_for_key$/, handler: urlForKey },
+  { method: "POST", pattern: /^\/api\/deployment\/team_and_project_for_key$/, handler: teamAndProjectForKey },
   { method: "POST", pattern: /^\/oauth\/token$/, handler: exchangeToken },
   { method: "GET", pattern: new RegExp(`^${EMULATOR_DASHBOARD_PREFIX}/oauth/authorize/team$`), handler: showConsent },
   { method: "POST", pattern: new RegExp(`^${EMULATOR_DASHBOARD_PREFIX}/oauth/authorize/team$`), handler: grantConsent },
@@ -137,6 +143,12 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "GET", pattern: /^\/api\/storage\/(?!upload$)[^/]+$/, handler: serveFile },
   { method: "HEAD", pattern: /^\/api\/storage\/(?!upload$)[^/]+$/, handler: serveFile },
   { method: "OPTIONS", pattern: /^\/api\/(?:query|mutation|action|function|run\/.+)$/, handler: allowCors },
+  { method: "POST", pattern: /^\/api\/export\/request\/zip$/, handler: requestExport },
+  { method: "GET", pattern: /^\/api\/export\/zip\/[^/]+$/, handler: downloadExport },
+  { method: "POST", pattern: /^\/api\/import\/start_upload$/, handler: startImportUpload },
+  { method: "POST", pattern: /^\/api\/import\/upload_part$/, handler: uploadImportPart },
+  { method: "POST", pattern: /^\/api\/import\/finish_upload$/, handler: finishImportUpload },
+  { method: "POST", pattern: /^\/api\/perform_import$/, handler: confirmImport },
   { method: "POST", pattern: /^\/api\/get_config_hashes$/, handler: getConfigHashes },
   { method: "POST", pattern: /^\/api\/deploy2\/start_push$/, handler: startPush },
   { method: "POST", pattern: /^\/api\/deploy2\/evaluate_push$/, handler: evaluatePush },
@@ -188,6 +200,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   const commits = new EventEmitter().setMaxListeners(0);
   const runtimes = new FunctionRuntimes(options.functionTimeoutMs, (deploymentName) => commits.emit(deploymentName));
   const files = new DeploymentFiles(() => options.blobs ?? getBlobStore(), deriveKey("emulator:storage-paths:v1", config));
+  const snapshots = new SnapshotBlobs(() => options.blobs ?? getBlobStore(), deriveKey("emulator:snapshot-paths:v1", config));
   let builtInTeam: Promise<EmulatorTeam> | undefined;
 
   async function context(): Promise<EmulatorContext> {
@@ -207,6 +220,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       analyseTimeoutMs: options.analyseTimeoutMs ?? ANALYSE_TIMEOUT_MS,
       runtimes,
       files,
+      snapshots,
     };
   }
 

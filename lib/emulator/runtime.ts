@@ -6,7 +6,7 @@ import { pushDirectory, writePushModules } from "./modules";
 import { outboundFetch, type OutboundRequest } from "./outbound-fetch";
 import { startRunnerProcess, type RunnerProcess } from "./runner-process";
 import type { DeploymentFiles, StoredFile } from "./storage";
-import { applyDocumentWrites, findPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
+import { applyDocumentWrites, applyDocumentWritesInBatches, findPush, listDocuments, listEnvVars, listPushModules, type DocumentWrite, type EmulatorDeployment, type PushRecord } from "./store";
 
 /** What the runtimes need of the emulator's context (lib/emulator/context.ts holds them, among others). */
 export interface RuntimeContext {
@@ -279,6 +279,19 @@ export class FunctionRuntimes {
       push.catch(() => this.livePushes.delete(name));
     }
     return push;
+  }
+
+  /**
+   * Writes documents from outside the deployment's functions (an import: each id at most once
+   * after its deletion). The runner holds the documents it loaded and numbers new ids after them,
+   * so it is stopped before the write (it cannot commit over the new documents) and again after
+   * it (one a call started meanwhile loaded the old ones); the next call loads them all.
+   */
+  async writeDocuments(context: RuntimeContext, name: string, writes: readonly DocumentWrite[]): Promise<void> {
+    await this.stop(name);
+    await context.db.transaction((tx) => applyDocumentWritesInBatches(tx, name, writes));
+    await this.stop(name);
+    this.onCommit(name, writes);
   }
 
   /** A new push went live: its runner is replaced and subscribers re-run their queries on the new code. */

@@ -79,13 +79,22 @@ export class DeploymentFiles {
   store(deploymentName: string, bytes: Uint8Array, contentType: string | null, insert: (file: StoredFile) => Promise<string>): Promise<string> {
     const file: StoredFile = { sha256: crypto.createHash("sha256").update(bytes).digest("base64"), size: bytes.byteLength, contentType };
     return this.exclusive(deploymentName, async () => {
-      await this.blobs().put(this.pathname(deploymentName, file), bytes, {
-        access: "public",
-        allowOverwrite: true,
-        contentType: contentType ?? "application/octet-stream",
-      });
+      await this.write(deploymentName, file, bytes);
       return insert(file);
     });
+  }
+
+  /** Puts files' bytes, then writes the documents that name them (an import), with no sweep between. */
+  storeAll(deploymentName: string, files: readonly { file: StoredFile; bytes: Uint8Array }[], writeDocuments: () => Promise<void>): Promise<void> {
+    return this.exclusive(deploymentName, async () => {
+      for (const { file, bytes } of files) await this.write(deploymentName, file, bytes);
+      await writeDocuments();
+    });
+  }
+
+  /** Puts a file's bytes where its `_storage` document finds them (before the document is written). */
+  private async write(deploymentName: string, file: StoredFile, bytes: Uint8Array): Promise<void> {
+    await this.blobs().put(this.pathname(deploymentName, file), bytes, { access: "public", allowOverwrite: true, contentType: file.contentType ?? "application/octet-stream" });
   }
 
   /** A stored file's bytes (`ctx.storage.get` in actions); null when its blob is gone. */

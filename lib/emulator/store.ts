@@ -488,6 +488,29 @@ export async function applyDocumentWrites(tx: SqlExecutor, deploymentName: strin
   }
 }
 
+/** Documents per statement of {@link applyDocumentWritesInBatches}. */
+const WRITE_BATCH = 1_000;
+
+/**
+ * Applies writes that name each id at most once after its deletion (an import: the replaced
+ * documents, then the new ones), a batch per statement instead of one statement per document.
+ */
+export async function applyDocumentWritesInBatches(tx: SqlExecutor, deploymentName: string, writes: readonly DocumentWrite[]): Promise<void> {
+  const deleted = writes.filter(([, value]) => value === null).map(([id]) => id);
+  const written = writes.filter(([, value]) => value !== null);
+  for (let start = 0; start < deleted.length; start += WRITE_BATCH) {
+    await tx.query("delete from emulator_documents where deployment_name = $1 and id = any($2::text[])", [deploymentName, deleted.slice(start, start + WRITE_BATCH)]);
+  }
+  for (let start = 0; start < written.length; start += WRITE_BATCH) {
+    await tx.query(
+      `insert into emulator_documents (deployment_name, id, value)
+       select $1, write->>0, write->1 from jsonb_array_elements($2::jsonb) as write
+       on conflict (deployment_name, id) do update set value = excluded.value`,
+      [deploymentName, JSON.stringify(written.slice(start, start + WRITE_BATCH))],
+    );
+  }
+}
+
 /** Deployments with scheduled functions still to run (their workers start with the server). */
 export async function listDeploymentsWithPendingJobs(db: SqlExecutor): Promise<string[]> {
   const { rows } = await db.query<{ deployment_name: string }>(

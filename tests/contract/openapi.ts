@@ -58,6 +58,8 @@ export const OUTSIDE_DOCUMENTS: { api: Api; pattern: RegExp; why: string }[] = [
   { api: "deployment", pattern: /^\/api\/(?:get_config_hashes|deploy2\/report_push_completed)$/, why: "the CLI's push steps that no schema of the CLI describes" },
   { api: "deployment", pattern: /^\/api\/stream_function_logs$/, why: "the CLI's function log stream (`npx convex dev`, `convex logs`)" },
   { api: "deployment", pattern: /^\/api\/storage\/[^/]+$/, why: "file storage: upload URLs of `ctx.storage.generateUploadUrl()` and file URLs of `getUrl`" },
+  { api: "deployment", pattern: /^\/api\/(?:export\/(?:request\/zip|zip\/[^/]+)|import\/(?:start_upload|upload_part|finish_upload)|perform_import)$/, why: "snapshot export and import of `npx convex export` / `npx convex import`" },
+  { api: "management", pattern: /^\/api\/deployment\/(?:url_for_key|team_and_project_for_key)$/, why: "the CLI's lookup of the deployment a `CONVEX_DEPLOY_KEY` names" },
 ];
 
 const pointer = (token: string) => encodeURIComponent(token.replace(/~/g, "~0").replace(/\//g, "~1"));
