@@ -40,6 +40,7 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["post", "/api/projects/{id}/sandbox/restart", { summary: "Restart the project's sandbox and restore it", ok: s.sandboxRestartResponse }],
   ["get", "/api/projects/{id}/repository", { summary: "The app repository outside the sandbox: when it was last mirrored, the last failure, what a rebuild restored", ok: s.repositoryResponse }],
   ["get", "/api/projects/{id}/errors", { summary: "The project's stored error notifications, oldest first", ok: s.errorHistoryResponse }],
+  ["post", "/api/projects/{id}/check", { summary: "Wait until the backend dev server pushed the files as they are now (or failed), then answer whether it pushed and the backend's unresolved errors (504 check_timeout after CHECK_TIMEOUT_MS)", ok: s.checkResponse }],
   ["get", "/api/projects/{id}/errors/stream", { summary: "Server-Sent Events of error notifications", ok: null, stream: "text/event-stream" }],
   ["post", "/api/projects/{id}/screenshots", { summary: "Queue screenshots of the preview (mobile and desktop); the job's result has their URLs", ok: s.jobResponse, status: 202 }],
   ["post", "/api/projects/{id}/assets/reconcile", { summary: "Reconcile the project's asset blobs", ok: s.assetReconcileResponse, body: s.assetReconcileBody }],

@@ -330,6 +330,12 @@ export const errorNotification = z
   })
   .meta({ id: "ErrorNotification" });
 export const errorHistoryResponse = z.strictObject({ notifications: z.array(errorNotification) });
+export const checkResponse = z
+  .strictObject({
+    pushed: z.boolean().describe("Whether the backend dev server pushed the files as they were when the check began (false: a typecheck, bundle or push error)."),
+    errors: z.array(errorNotification).describe("The backend's unresolved errors after that push, oldest first."),
+  })
+  .meta({ id: "Check" });
 
 export const channelAuthorizationForm = z.object({ socket_id: z.string(), channel_name: z.string() });
 export const channelAuthorizationResponse = z.strictObject({ auth: z.string() });
