@@ -336,6 +336,9 @@ export const checkResponse = z
     errors: z.array(errorNotification).describe("The backend's unresolved errors after that push, oldest first."),
   })
   .meta({ id: "Check" });
+export const jsonRpcMessages = z
+  .union([z.looseObject({ jsonrpc: z.literal("2.0") }), z.array(z.looseObject({ jsonrpc: z.literal("2.0") }))])
+  .meta({ id: "JsonRpcMessages", description: "A JSON-RPC 2.0 message or batch of the Model Context Protocol (Streamable HTTP transport)." });
 
 export const channelAuthorizationForm = z.object({ socket_id: z.string(), channel_name: z.string() });
 export const channelAuthorizationResponse = z.strictObject({ auth: z.string() });
