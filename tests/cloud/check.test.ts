@@ -5,6 +5,7 @@ import { enableCloudBackend } from "@/lib/cloud/enable";
 import { APP_DIR, type Sandbox } from "@/lib/sandbox";
 import type { Project } from "@/lib/store/projects";
 import { openProjectSandbox } from "@/lib/workspace";
+import { createTestUser } from "../helpers/users";
 import { startCloudFixture, type CloudFixture } from "./fixture";
 
 // The real `npx convex dev` pushes to the emulated deployment; the app dev server stays the
@@ -58,7 +59,7 @@ describe("POST /api/projects/<id>/check on the real backend dev server", () => {
     expect(refused.status).toBe(409);
     expect((await refused.json()).error.code).toBe("backend_not_connected");
 
-    const stranger = await import("../helpers/users").then(({ createTestUser }) => createTestUser(fx.db, "Stranger"));
+    const stranger = await createTestUser(fx.db, "Stranger");
     const hidden = await check(project.id, stranger.headers);
     expect(hidden.status).toBe(404);
   });
