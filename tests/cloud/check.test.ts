@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as checkRoute } from "@/app/api/projects/[id]/check/route";
 import type { ApiCheck } from "@/lib/api-contract/types";
 import { enableCloudBackend } from "@/lib/cloud/enable";
+import { reloadConfig } from "@/lib/config";
 import { APP_DIR, type Sandbox } from "@/lib/sandbox";
 import type { Project } from "@/lib/store/projects";
 import { openProjectSandbox } from "@/lib/workspace";
@@ -62,5 +63,18 @@ describe("POST /api/projects/<id>/check on the real backend dev server", () => {
     const stranger = await createTestUser(fx.db, "Stranger");
     const hidden = await check(project.id, stranger.headers);
     expect(hidden.status).toBe(404);
+  });
+
+  it("answers 504 check_timeout when no push of the current files finished within CHECK_TIMEOUT_MS", async () => {
+    process.env.CHECK_TIMEOUT_MS = "1";
+    reloadConfig();
+    try {
+      const late = await check(project.id);
+      expect(late.status).toBe(504);
+      expect((await late.json()).error).toEqual({ code: "check_timeout", message: expect.stringContaining("1 ms") });
+    } finally {
+      delete process.env.CHECK_TIMEOUT_MS;
+      reloadConfig();
+    }
   });
 });
