@@ -334,6 +334,7 @@ export const checkResponse = z
   .strictObject({
     pushed: z.boolean().describe("Whether the backend dev server pushed the files as they were when the check began (false: a typecheck, bundle or push error)."),
     errors: z.array(errorNotification).describe("The backend's unresolved errors after that push, oldest first."),
+    durationMs: z.number().int().nonnegative().describe("How long the check took."),
   })
   .meta({ id: "Check" });
 export const jsonRpcMessages = z

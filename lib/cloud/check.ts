@@ -16,6 +16,8 @@ export interface BackendCheck {
   pushed: boolean;
   /** The backend dev server's unresolved errors after that push, oldest first. */
   errors: StoredErrorNotification[];
+  /** How long the check took. */
+  durationMs: number;
 }
 
 /**
@@ -29,6 +31,7 @@ export interface BackendCheck {
 export async function checkBackend(project: Project, openSandbox: OpenProjectSandbox): Promise<BackendCheck> {
   const credentials = await getBackendCredentials(project.id);
   if (!credentials) throw new ConflictError("The project has no connected backend.", "backend_not_connected");
+  const began = performance.now();
   const timeoutMs = getConfig().CHECK_TIMEOUT_MS;
   const signal = AbortSignal.timeout(timeoutMs);
   const sandbox = await openSandbox(project);
@@ -45,5 +48,5 @@ export async function checkBackend(project: Project, openSandbox: OpenProjectSan
   if (!push) throw new BackendDevServerUnavailableError();
   const notifications = await listStoredErrorNotifications(await getStore(), project.id);
   const errors = notifications.filter((n) => n.source === "backend-dev" && n.type !== "resolved" && !n.resolvedAt);
-  return { pushed: push.state === "pushed", errors };
+  return { pushed: push.state === "pushed", errors, durationMs: Math.round(performance.now() - began) };
 }

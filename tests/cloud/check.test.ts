@@ -51,7 +51,7 @@ describe("POST /api/projects/<id>/check on the real backend dev server", () => {
 
     await sandbox.files.write(`${APP_DIR}/convex/answer.ts`, FIXED);
     const fixed = (await (await check(project.id)).json()) as ApiCheck;
-    expect(fixed).toEqual({ pushed: true, errors: [] });
+    expect(fixed).toEqual({ pushed: true, errors: [], durationMs: expect.any(Number) });
   });
 
   it("refuses a project without a backend (409) and another user's project (404)", async () => {

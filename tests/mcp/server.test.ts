@@ -71,7 +71,7 @@ describe("the MCP server at /api/mcp", () => {
     expect((await call(client, "write_file", { projectId: project.id, path: "convex/schema.ts", content: SCHEMA })).isError).toBe(false);
     expect(await call(client, "write_file", { projectId: project.id, path: "convex/notes.ts", content: NOTES })).toEqual({ isError: false, value: { written: "convex/notes.ts" } });
     expect((await call(client, "read_file", { projectId: project.id, path: "convex/notes.ts" })).value).toEqual({ path: "convex/notes.ts", content: NOTES });
-    expect(await call(client, "check", { projectId: project.id })).toEqual({ isError: false, value: { pushed: true, errors: [] } });
+    expect(await call(client, "check", { projectId: project.id })).toEqual({ isError: false, value: { pushed: true, errors: [], durationMs: expect.any(Number) } });
 
     const added = await call(client, "run_function", { projectId: project.id, kind: "mutation", name: "notes:add", args: { text: "seeded by the agent" } });
     expect(added).toEqual({ isError: false, value: { result: expect.any(String) } });
