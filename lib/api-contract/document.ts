@@ -16,6 +16,8 @@ interface ApiRoute {
   body?: z.ZodType;
   /** A request body of another media type (multipart upload, pusher-js's form). */
   form?: { mediaType: string; schema: z.ZodType };
+  /** A success status answered without a body (a JSON-RPC notification's 202). */
+  empty?: number;
   /** The body of every other status. @defaultValue the error body */
   failure?: z.ZodType;
   /** A public route: no session or token needed. */
@@ -40,6 +42,7 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["post", "/api/projects/{id}/sandbox/restart", { summary: "Restart the project's sandbox and restore it", ok: s.sandboxRestartResponse }],
   ["get", "/api/projects/{id}/repository", { summary: "The app repository outside the sandbox: when it was last mirrored, the last failure, what a rebuild restored", ok: s.repositoryResponse }],
   ["get", "/api/projects/{id}/errors", { summary: "The project's stored error notifications, oldest first", ok: s.errorHistoryResponse }],
+  ["post", "/api/projects/{id}/check", { summary: "Wait until the backend dev server pushed the files as they are now (or failed), then answer whether it pushed and the backend's unresolved errors (504 check_timeout after CHECK_TIMEOUT_MS)", ok: s.checkResponse }],
   ["get", "/api/projects/{id}/errors/stream", { summary: "Server-Sent Events of error notifications", ok: null, stream: "text/event-stream" }],
   ["post", "/api/projects/{id}/screenshots", { summary: "Queue screenshots of the preview (mobile and desktop); the job's result has their URLs", ok: s.jobResponse, status: 202 }],
   ["post", "/api/projects/{id}/assets/reconcile", { summary: "Reconcile the project's asset blobs", ok: s.assetReconcileResponse, body: s.assetReconcileBody }],
@@ -73,6 +76,17 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["post", "/api/realtime/auth", { summary: "Authorize a private Pusher channel", ok: s.channelAuthorizationResponse, form: { mediaType: "application/x-www-form-urlencoded", schema: s.channelAuthorizationForm } }],
   ["get", "/api/toolchain", { summary: "The app toolchain's state", ok: s.toolchainResponse }],
   ["post", "/api/toolchain", { summary: "(Re)start preparing the app toolchain", ok: s.toolchainResponse, status: 202 }],
+  [
+    "post",
+    "/api/mcp",
+    {
+      summary: "The builder's tools as a Model Context Protocol server (Streamable HTTP, stateless, JSON answers): list_projects, enable_backend, write_file, read_file, check, run_function, table_sample",
+      ok: s.jsonRpcMessages,
+      body: s.jsonRpcMessages,
+      empty: 202,
+      failure: s.errorBody.or(s.jsonRpcMessages),
+    },
+  ],
   ["get", "/api/openapi.json", { summary: "This document", ok: s.openApiDocumentResponse, open: true }],
   ["get", "/api/docs", { summary: "This document as a page", ok: null, stream: "text/html", open: true }],
 ];
@@ -100,6 +114,7 @@ function toRouteConfig(method: Method, path: string, route: ApiRoute): RouteConf
     request: { params: pathParams(path), query: route.query, ...(body && { body }) },
     responses: {
       ...Object.fromEntries([route.status ?? 200].flat().map((status) => [status, success])),
+      ...(route.empty && { [route.empty]: { description: `${route.summary} (no body)` } }),
       default: { description: "An error", content: { "application/json": { schema: route.failure ?? s.errorBody } } },
     },
   };

@@ -330,6 +330,16 @@ export const errorNotification = z
   })
   .meta({ id: "ErrorNotification" });
 export const errorHistoryResponse = z.strictObject({ notifications: z.array(errorNotification) });
+export const checkResponse = z
+  .strictObject({
+    pushed: z.boolean().describe("Whether the backend dev server pushed the files as they were when the check began (false: a typecheck, bundle or push error)."),
+    errors: z.array(errorNotification).describe("The backend's unresolved errors after that push, oldest first."),
+    durationMs: z.number().int().nonnegative().describe("How long the check took."),
+  })
+  .meta({ id: "Check" });
+export const jsonRpcMessages = z
+  .union([z.looseObject({ jsonrpc: z.literal("2.0") }), z.array(z.looseObject({ jsonrpc: z.literal("2.0") }))])
+  .meta({ id: "JsonRpcMessages", description: "A JSON-RPC 2.0 message or batch of the Model Context Protocol (Streamable HTTP transport)." });
 
 export const channelAuthorizationForm = z.object({ socket_id: z.string(), channel_name: z.string() });
 export const channelAuthorizationResponse = z.strictObject({ auth: z.string() });

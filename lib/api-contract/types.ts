@@ -29,6 +29,7 @@ export type ApiManagedConnect = z.output<typeof s.managedConnectResponse>;
 export type ApiBackendStatus = z.output<typeof s.backendStatusResponse>;
 export type ApiErrorNotification = z.output<typeof s.errorNotification>;
 export type ApiErrorHistory = z.output<typeof s.errorHistoryResponse>;
+export type ApiCheck = z.output<typeof s.checkResponse>;
 export type ApiToolchainState = z.output<typeof s.toolchainResponse>;
 export type ApiHealth = z.output<typeof s.healthResponse>;
 

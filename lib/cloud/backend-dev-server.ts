@@ -24,7 +24,7 @@ import {
   takeDevServerLease,
 } from "@/lib/store/dev-server-leases";
 import type { InstanceIdentity } from "@/lib/store/instances";
-import { pushOutcomeOf, type BackendPush } from "./backend-push";
+import { isPushStartLine, pushOutcomeOf, type BackendPush } from "./backend-push";
 
 export const BACKEND_DEV_SERVER_ROLE = "backend-dev-server";
 
@@ -60,6 +60,8 @@ interface AttachedServer {
   reported: Promise<void>;
   /** Its latest push, as its output tells; null for a server connected to until it reports one. */
   push: BackendPush | null;
+  /** Called after each line that changed `push` was scanned. */
+  pushWatchers: Set<() => void>;
 }
 const attached = () => processSingleton("attachedBackendDevServers", () => new Map<string, AttachedServer>());
 
@@ -76,12 +78,20 @@ export async function isBackendDevServerAttached(sandbox: Sandbox, projectId: st
 const createReporter = (projectId: string, options: Pick<BackendDevServerOptions, "realtime" | "groupDelayMs">) =>
   createErrorReporter({ projectId, source: "backend-dev", realtime: options.realtime, groupDelayMs: options.groupDelayMs });
 
-/** A server's output: every line to the error scanner, and push outcomes into `server.push`. */
-function readOutput(server: Pick<AttachedServer, "push">, reporter: ErrorReporter): (line: string) => void {
+type PushOutput = Pick<AttachedServer, "push" | "pushWatchers">;
+
+const newPushOutput = (push: BackendPush | null): PushOutput => ({ push, pushWatchers: new Set() });
+
+/** A server's output: every line to the error scanner, and push starts and outcomes into `server.push`. */
+function readOutput(server: PushOutput, reporter: ErrorReporter): (line: string) => void {
   return (line) => {
+    const at = new Date();
     const outcome = pushOutcomeOf(line);
-    if (outcome) server.push = { state: outcome, at: new Date() };
+    const started = !outcome && isPushStartLine(line);
+    if (started) server.push = { state: "pushing", at, startedAt: at };
+    if (outcome) server.push = { state: outcome, at, startedAt: server.push?.startedAt ?? at };
     reporter.write(line);
+    if (started || outcome) for (const watcher of server.pushWatchers) watcher();
   };
 }
 
@@ -90,7 +100,7 @@ function track(
   sandbox: Sandbox,
   projectId: string,
   owner: InstanceIdentity,
-  { handle, reporter, output }: { handle: CommandHandle; reporter: ErrorReporter; output: Pick<AttachedServer, "push"> },
+  { handle, reporter, output }: { handle: CommandHandle; reporter: ErrorReporter; output: PushOutput },
 ): void {
   const ended = async () => {
     if (attached().get(sandbox.sandboxId)?.handle === handle) attached().delete(sandbox.sandboxId);
@@ -130,6 +140,37 @@ export async function detachBackendDevServers(): Promise<void> {
 export function backendPushOf(sandbox: Sandbox): BackendPush | null {
   const push = attached().get(sandbox.sandboxId)?.push;
   return push ? { ...push } : null;
+}
+
+/**
+ * The outcome of the first push that the backend dev server this process reads started after
+ * `since` (its start line arrived later), once the errors it printed were published. Null when
+ * no such server is attached, or it ended first. Rejects with `signal`'s reason when aborted.
+ */
+export async function untilPushStartedAfter(sandbox: Sandbox, since: Date, signal: AbortSignal): Promise<BackendPush | null> {
+  const server = attached().get(sandbox.sandboxId);
+  if (!server) return null;
+  const outcome = () => {
+    const push = server.push;
+    return push && push.state !== "pushing" && push.startedAt > since ? { ...push } : null;
+  };
+  const push = await new Promise<BackendPush | null>((resolve, reject) => {
+    const settle = () => {
+      const done = outcome() ?? (signal.aborted || attached().get(sandbox.sandboxId) !== server ? null : undefined);
+      if (done === undefined) return;
+      server.pushWatchers.delete(settle);
+      signal.removeEventListener("abort", settle);
+      if (done === null && signal.aborted) reject(signal.reason);
+      else resolve(done);
+    };
+    server.pushWatchers.add(settle);
+    signal.addEventListener("abort", settle);
+    void server.handle.wait().then(settle, settle);
+    settle();
+  });
+  // A failed push's error group may still wait in the scanner (its grouping delay).
+  if (push) await server.reporter.flush();
+  return push;
 }
 
 /** The module of the CLI's codegen the app imports (`api.ts` when convex.json asks for TypeScript codegen). */
@@ -194,7 +235,8 @@ export async function startBackendDevServer(
     const db = await getStore();
     const owner = await currentInstance(db);
     await stopBackendDevServer(sandbox);
-    const output: Pick<AttachedServer, "push"> = { push: { state: "pushing", at: new Date() } };
+    const startedAt = new Date();
+    const output = newPushOutput({ state: "pushing", at: startedAt, startedAt });
     const read = readOutput(output, reporter);
     const handle = await sandbox.commands.run(command, {
       background: true,
@@ -236,7 +278,7 @@ export async function connectBackendDevServer(
   if (!connect || !(await findProcessesByRole(sandbox, BACKEND_DEV_SERVER_ROLE)).some((info) => info.pid === pid)) return false;
   const reporter = createReporter(projectId, options);
   try {
-    const output: Pick<AttachedServer, "push"> = { push: null };
+    const output = newPushOutput(null);
     const read = readOutput(output, reporter);
     const handle = await connect(pid, { onStdout: read, onStderr: read });
     track(sandbox, projectId, await currentInstance(await getStore()), { handle, reporter, output });

@@ -13,10 +13,19 @@ export interface BackendPush {
   state: BackendPushState;
   /** When the state was reached. */
   at: Date;
+  /** When the service saw this push start (the server's start, or the CLI's `Preparing` line). */
+  startedAt: Date;
 }
 
 const FUNCTIONS_READY = /Convex functions ready!/;
+/** Each push of `convex dev` begins with this spinner, printed as a line without a terminal (`CI=1`). */
+const PUSH_START = /^[ \t]*- Preparing Convex functions\.\.\./;
 const FAILURE_MARK = /^[ \t]*(?:\u2716|\u2718 \[ERROR\])/;
+
+/** Whether a line of the CLI's output announces the start of a push. */
+export function isPushStartLine(line: string): boolean {
+  return PUSH_START.test(stripAnsi(line));
+}
 
 /** The push outcome a line of the CLI's output announces, or null for every other line. */
 export function pushOutcomeOf(line: string): Exclude<BackendPushState, "pushing"> | null {

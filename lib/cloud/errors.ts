@@ -21,3 +21,17 @@ export class LeaseLostError extends Error {
     this.name = "LeaseLostError";
   }
 }
+
+/** The backend dev server finished no push of the current files within CHECK_TIMEOUT_MS. */
+export class CheckTimeoutError extends AppError {
+  constructor(timeoutMs: number) {
+    super(504, "check_timeout", `The backend dev server did not finish a push of the current files within ${timeoutMs} ms; try again.`);
+  }
+}
+
+/** The backend dev server could not be started or stopped before its push ended. */
+export class BackendDevServerUnavailableError extends AppError {
+  constructor() {
+    super(503, "backend_dev_server_unavailable", "The backend dev server is not running; start it (POST /api/backend/dev/start) and try again.");
+  }
+}

@@ -97,6 +97,8 @@ const envSchema = z.object({
    * takes them over: with the heartbeat, bounds how long a dead owner's server goes unread.
    */
   BACKEND_DEV_LEASE_CHECK_MS: integer(2_000, 100),
+  /** How long POST /api/projects/<id>/check waits for the backend dev server's push of the current files. */
+  CHECK_TIMEOUT_MS: integer(180_000, 1),
   /** At SIGTERM/SIGINT, how long in-flight requests may run before their connections are closed. */
   SHUTDOWN_DRAIN_MS: integer(10_000, 0),
 

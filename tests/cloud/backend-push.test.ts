@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pushOutcomeOf } from "@/lib/cloud/backend-push";
+import { isPushStartLine, pushOutcomeOf } from "@/lib/cloud/backend-push";
 
 // Lines as `npx convex dev` 1.48 prints them (against the emulated deployment), with and without colours.
 describe("pushOutcomeOf", () => {
@@ -27,5 +27,12 @@ describe("pushOutcomeOf", () => {
     ]) {
       expect(pushOutcomeOf(line)).toBeNull();
     }
+  });
+
+  it("tells a push's start line (the spinner printed without a terminal) from the rest", () => {
+    expect(isPushStartLine("- Preparing Convex functions...")).toBe(true);
+    expect(isPushStartLine("\u001b[2m- Preparing Convex functions...\u001b[22m")).toBe(true);
+    expect(isPushStartLine("✔ 09:32:51 Convex functions ready! (2.19s)")).toBe(false);
+    expect(isPushStartLine("[CONVEX M(messages:send)] [LOG] '- Preparing Convex functions...'")).toBe(false);
   });
 });
