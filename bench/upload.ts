@@ -8,6 +8,8 @@
  * (4 per round) and 10 at once (a batch of 10 per round), the two servers alternating round by round.
  * Prints uploads/s, MB/s, p50/p99, server CPU per upload, the ratio, the load average, and the
  * service's RSS growth under the concurrent uploads.
+ * The sandbox is the host driver's (`SANDBOX_DRIVER=local-unwalled`): the default driver's copy into
+ * a walled sandbox is the sandbox service's work (bench/sandbox-service.ts), not this server's.
  * Run: npx tsx bench/upload.ts [rounds=3]   (builds the app first when stale, as `npm start` does)
  */
 import fs from "node:fs";
@@ -29,7 +31,7 @@ const UPLOAD_PATH = "/api/assets/upload";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-upload-"));
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-upload-work-"));
-Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false" });
+Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false", SANDBOX_DRIVER: "local-unwalled" });
 
 /**
  * The demo user (whose sign-in link the server prints at start, what the start helper waits for)
