@@ -78,6 +78,13 @@ function cpuSecondsOf(pids: number[]): number {
   return ticks / TICKS_PER_SECOND;
 }
 
+/** CPU time the processes spend per second while no request arrives (timers, pollers), in milliseconds. */
+export async function restingCpuMillisPerSecond(pids: number[], seconds: number): Promise<number> {
+  const cpuBefore = cpuSecondsOf(pids);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return ((cpuSecondsOf(pids) - cpuBefore) * 1000) / seconds;
+}
+
 /** The processes whose environment has `name=value` (a server and its children, found by their own DATA_DIR). */
 export function pidsWithEnv(name: string, value: string): number[] {
   const entry = `${name}=${value}`;

@@ -7,7 +7,9 @@
  * from a client process of its own (bench/batch-client.mjs): 10 MB PNGs, one upload at a time
  * (4 per round) and 10 at once (a batch of 10 per round), the two servers alternating round by round.
  * Prints uploads/s, MB/s, p50/p99, server CPU per upload, the ratio, the load average, and the
- * service's RSS growth under the concurrent uploads.
+ * service's RSS growth under the concurrent uploads, and its CPU time per second at rest.
+ * The sandbox is the host driver's (`SANDBOX_DRIVER=local-unwalled`): the default driver's copy into
+ * a walled sandbox is the sandbox service's work (bench/sandbox-service.ts), not this server's.
  * Run: npx tsx bench/upload.ts [rounds=3]   (builds the app first when stale, as `npm start` does)
  */
 import fs from "node:fs";
@@ -17,7 +19,18 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebReadableStream } from "node:stream/web";
 import { startProductServer } from "../tests/e2e/server";
-import { cpuMicrosPerRequest, interleaved, type LoadFigures, loadAverage, pidsWithEnv, ratioLine, requestsPerSecond, runBatch, startPlainServer } from "./http-load";
+import {
+  cpuMicrosPerRequest,
+  interleaved,
+  type LoadFigures,
+  loadAverage,
+  pidsWithEnv,
+  ratioLine,
+  requestsPerSecond,
+  restingCpuMillisPerSecond,
+  runBatch,
+  startPlainServer,
+} from "./http-load";
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const MB = 1024 * 1024;
@@ -26,10 +39,12 @@ const CONCURRENT = 10;
 /** Per round: one connection sends 4 uploads in turn; 10 connections send one each, all at once. */
 const UPLOADS_PER_CONNECTION: Record<number, number> = { 1: 4, [CONCURRENT]: 1 };
 const UPLOAD_PATH = "/api/assets/upload";
+/** How long the service's CPU is counted with no request, after its first upload. */
+const RESTING_SECONDS = 20;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-upload-"));
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-upload-work-"));
-Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false" });
+Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: "false", SANDBOX_DRIVER: "local-unwalled" });
 
 /**
  * The demo user (whose sign-in link the server prints at start, what the start helper waits for)
@@ -106,6 +121,9 @@ try {
     `${name}: ${requestsPerSecond(figures).toFixed(1)} uploads/s (${((requestsPerSecond(figures) * FILE_BYTES) / MB).toFixed(0)} MB/s), ` +
     `p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms, server CPU ${(cpuMicrosPerRequest(figures) / 1000).toFixed(0)} ms per upload, ` +
     `failed ${figures.failures}`;
+  // Its timers and pollers (job queue, heartbeats, lease checks) take CPU from every upload.
+  const resting = await restingCpuMillisPerSecond(servicePids(), RESTING_SECONDS);
+  console.log(`the service at rest: ${resting.toFixed(1)} ms of CPU per second (over ${RESTING_SECONDS} s, load average ${loadAverage()})`);
   for (const connections of [1, CONCURRENT]) {
     const pids = servicePids();
     const rssBefore = rssMB(pids);

@@ -33,6 +33,18 @@ export function jobQueueDatabaseOf(sql: Sql): { executeSql(text: string, values?
   };
 }
 
+/**
+ * Which of `kinds` have a job waiting to be taken now: one read on pg-boss's index of waiting jobs,
+ * so an idle queue polls with it instead of a take (an update) per kind.
+ */
+export async function kindsWithWaitingJobs(db: SqlExecutor, kinds: string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ name: string }>(
+    `select distinct name from ${JOB_QUEUE_SCHEMA}.job where name = any($1::text[]) and state < 'active' and start_after < now()`,
+    [kinds],
+  );
+  return new Set(rows.map((row) => row.name));
+}
+
 /** Running jobs other than `jobId`: every one, and those on `sandboxKey`. */
 export async function countOtherRunningJobs(
   db: SqlExecutor,

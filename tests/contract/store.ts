@@ -68,6 +68,29 @@ export function describeStoreSuite(
       expect(await findUserByTokenHash(sql, hashApiToken(token + "x"))).toBeNull();
     });
 
+    it("records a token's use at most once a minute, so most requests only read it", async () => {
+      const { user, token } = await createTestUser(sql);
+      const tokenHash = hashApiToken(token);
+      const lastUsed = async () => {
+        const { rows } = await sql.query<{ last_used_at: Date | null }>("select last_used_at from api_tokens where token_hash = $1", [tokenHash]);
+        return rows[0].last_used_at;
+      };
+      const moveLastUseBack = (seconds: number) =>
+        sql.query("update api_tokens set last_used_at = last_used_at - make_interval(secs => $2) where token_hash = $1", [tokenHash, seconds]);
+      expect(await lastUsed()).toBeNull();
+      expect(await findUserByTokenHash(sql, tokenHash)).toMatchObject({ id: user.id });
+      expect(await lastUsed()).not.toBeNull();
+      // Recorded 30 s ago: a use leaves the record alone.
+      await moveLastUseBack(30);
+      const recorded = (await lastUsed())!;
+      expect(await findUserByTokenHash(sql, tokenHash)).toMatchObject({ id: user.id });
+      expect(await lastUsed()).toEqual(recorded);
+      // Recorded 61 s ago: the use is recorded again, at the database's now.
+      await moveLastUseBack(31);
+      expect(await findUserByTokenHash(sql, tokenHash)).toMatchObject({ id: user.id });
+      expect((await lastUsed())!.getTime()).toBeGreaterThanOrEqual(recorded.getTime() + 30_000);
+    });
+
     it("finds a project only for its owner", async () => {
       const a = await createTestUser(sql, "A");
       const b = await createTestUser(sql, "B");

@@ -2,7 +2,7 @@ import PgBoss from "pg-boss";
 import { isAppError } from "@/lib/errors";
 import { log, redactSecrets } from "@/lib/log";
 import type { Sql } from "@/lib/store";
-import { countOtherRunningJobs, deferJob, JOB_QUEUE_SCHEMA, jobQueueDatabaseOf, renewRunningJob } from "@/lib/store/jobs";
+import { countOtherRunningJobs, deferJob, JOB_QUEUE_SCHEMA, jobQueueDatabaseOf, kindsWithWaitingJobs, renewRunningJob } from "@/lib/store/jobs";
 import type { JobChange, JobError, JobInput, JobQueueDriverFactory, JobRecord, JobState } from "../port";
 
 export interface PgBossQueueOptions {
@@ -155,9 +155,12 @@ const driver: JobQueueDriverFactory<PgBossQueueOptions> = async (options) => {
     for (let next = 0; !stopping; ) {
       let took = false;
       try {
-        // Round the kinds, one job each, so a long queue of builds does not hold up screenshots.
+        // Round the kinds, one job each, so a long queue of builds does not hold up screenshots;
+        // only kinds with a waiting job are taken from (a take is an update, even of nothing).
+        const waiting = running.size < concurrency ? await kindsWithWaitingJobs(sql, kinds) : new Set<string>();
         for (let tried = 0; tried < kinds.length && running.size < concurrency && !stopping; tried += 1) {
-          if (await takeJob(kinds[next++ % kinds.length])) took = true;
+          const kind = kinds[next++ % kinds.length];
+          if (waiting.has(kind) && (await takeJob(kind))) took = true;
         }
       } catch (error) {
         // The database did not answer (a restart, a failover): try again after the poll interval.
