@@ -16,7 +16,7 @@ export const exportCommandFor = (platforms: readonly Platform[]) =>
 /**
  * What a build exports when the request names no platforms: iOS and Android, in one Metro run
  * with the assets shared. An app reaches phones of both, and Expo's own `eas update` publishes
- * both by default; a request for one platform (`platforms`) costs about half the export's CPU.
+ * both by default; a request for one platform (`platforms`) exports less.
  */
 export const DEFAULT_PLATFORMS: readonly Platform[] = PLATFORMS;
 export const DEFAULT_EXPORT_COMMAND = exportCommandFor(DEFAULT_PLATFORMS);

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 describe("buildStaticBundle on the E2B driver (fake SDK)", () => {
-  it("runs Expo's export by default and reads every output through the SDK as bytes", async () => {
+  it("runs Expo's export of the requested platform and reads every output through the SDK as bytes", async () => {
     const sandbox = await provider.create();
     const sdkSandbox = FakeSdkSandbox.instances.get(sandbox.sandboxId)!;
     for (const file of ["app.json", "package.json"]) sdkSandbox.files.content.set(`${APP_DIR}/${file}`, await fs.readFile(path.join(app, file)));
@@ -42,7 +42,8 @@ describe("buildStaticBundle on the E2B driver (fake SDK)", () => {
       return { exitCode: 0 };
     };
 
-    const result = await buildStaticBundle({ sandboxId: sandbox.sandboxId, projectId: "e2b-project", commitSha: SHA, commitMessage: "" }, { provider });
+    const input = { sandboxId: sandbox.sandboxId, projectId: "e2b-project", commitSha: SHA, commitMessage: "", platforms: ["ios" as const] };
+    const result = await buildStaticBundle(input, { provider });
     expect(result.success).toBe(true);
     // Expo's export runs in a checkout of the commit, never in the live app directory.
     expect(sdkSandbox.commandLog.filter((entry) => entry.cmd.endsWith(EXPO_EXPORT)).map((entry) => entry.opts.cwd)).toEqual([CHECKOUT]);

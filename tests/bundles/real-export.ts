@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { getConfig } from "@/lib/config";
-import { DEFAULT_EXPORT_COMMAND } from "@/lib/bundles/export";
+import { exportCommandFor } from "@/lib/bundles/export";
 import { APP_TEMPLATE_ROOT, AppToolchain } from "@/lib/toolchain";
 import { FIXTURE_FILES } from "./build-fixture";
 
@@ -16,8 +16,8 @@ export async function filesUnder(dir: string): Promise<Map<string, Uint8Array>> 
 }
 
 /**
- * The template app with {@link FIXTURE_FILES}, exported on this machine by the real Expo CLI (from
- * the app toolchain): what `expo export` writes in any sandbox. Returns the app directory.
+ * The template app with {@link FIXTURE_FILES}, exported for iOS on this machine by the real Expo
+ * CLI (from the app toolchain): what `expo export` writes in any sandbox. Returns the app directory.
  */
 export async function exportFixtureApp(): Promise<string> {
   const app = await fs.mkdtemp(path.join(os.tmpdir(), "expo-export-"));
@@ -27,6 +27,6 @@ export async function exportFixtureApp(): Promise<string> {
     await fs.writeFile(path.join(app, file), data);
   }
   await new AppToolchain({ dir: getConfig().APP_TOOLCHAIN_DIR }).linkInto(APP_TEMPLATE_ROOT, app);
-  await promisify(execFile)("bash", ["-c", DEFAULT_EXPORT_COMMAND], { cwd: app, env: { ...process.env, CI: "1", EXPO_NO_TELEMETRY: "1", NODE_ENV: "production" }, maxBuffer: 16 << 20 });
+  await promisify(execFile)("bash", ["-c", exportCommandFor(["ios"])], { cwd: app, env: { ...process.env, CI: "1", EXPO_NO_TELEMETRY: "1", NODE_ENV: "production" }, maxBuffer: 16 << 20 });
   return app;
 }
