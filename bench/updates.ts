@@ -2,10 +2,10 @@
  * Manifest requests to the Expo Updates endpoint (GET /api/projects/<id>/updates) of the server
  * `npm start` runs, with 20 keep-alive connections from wrk in its own process (bench/http-load.ts):
  * p50/p99 latency, requests per second and server CPU per request for a manifest answer, a signed
- * manifest, an Android manifest and a `noUpdateAvailable` directive, beside GET /api/health of the same server for
- * reference, the cases alternating round by round. The published bundle's manifest lists 40
- * assets, like a small app with icons and fonts; the assets themselves are /blob URLs
- * (bench/blob-serve.ts).
+ * manifest, an Android manifest and a `noUpdateAvailable` directive, beside a plain blob GET (one
+ * of the manifest's 4 KB assets) and GET /api/health of the same server for reference, the cases
+ * alternating round by round. The published bundle's manifest lists 40 assets, like a small app
+ * with icons and fonts, stored in the server's blob store (bench/blob-serve.ts measures that path).
  * Run: npx tsx bench/updates.ts [seconds per round=3] [rounds=3]   (builds the app first when stale, as `npm start` does)
  */
 import crypto from "node:crypto";
@@ -29,7 +29,7 @@ Object.assign(process.env, { DATA_DIR: dataDir, LOG_LEVEL: "silent", SEED_DEMO: 
  * database admits one process. The owner is the demo user, whose sign-in link the server prints
  * at start (what the start helper waits for).
  */
-async function seed(): Promise<{ plain: string; signed: string; updateId: string }> {
+async function seed(): Promise<{ plain: string; signed: string; updateId: string; assetPath: string }> {
   const { seedDemoIfEmpty } = await import("@/lib/auth/seed");
   const { createUpdateManifest } = await import("@/lib/bundles/manifest");
   const { getStore } = await import("@/lib/store");
@@ -37,15 +37,19 @@ async function seed(): Promise<{ plain: string; signed: string; updateId: string
   const { insertRelease, upsertBundleUpdate } = await import("@/lib/store/updates");
   const { ensureSigningCertificate } = await import("@/lib/updates/signing");
   const { resetProcessSingletons } = await import("@/lib/singletons");
+  const { getBlobStore } = await import("@/lib/blob");
   const db = await getStore();
   const demo = await seedDemoIfEmpty(db);
   if (!demo) throw new Error("The bench's store is not empty.");
   const bundle = crypto.randomBytes(2_000_000);
-  const assets = Array.from({ length: ASSETS }, (_, index) => {
-    const bytes = crypto.randomBytes(4096);
-    const key = crypto.createHash("md5").update(bytes).digest("hex");
-    return { bytes, key, type: "png", contentType: "image/png", url: `https://blobs.example.com/assets/${key}?i=${index}` };
-  });
+  const assets = await Promise.all(
+    Array.from({ length: ASSETS }, async () => {
+      const bytes = crypto.randomBytes(4096);
+      const key = crypto.createHash("md5").update(bytes).digest("hex");
+      const { url } = await getBlobStore().put(`bundles/bench/abcdef1/assets/${key}`, bytes, { access: "public", contentType: "image/png" });
+      return { bytes, key, type: "png", contentType: "image/png", url };
+    }),
+  );
   // The plain project's iOS update, which the noUpdateAvailable case runs.
   let updateId = "";
   const ids: string[] = [];
@@ -64,7 +68,7 @@ async function seed(): Promise<{ plain: string; signed: string; updateId: string
         assets,
         expoConfig: { name: "Bench app", slug: "bench-app", version: "1.0.0", runtimeVersion: RUNTIME },
       });
-      // Stored directly, not published: the assets' example URLs would fail the delivery check.
+      // Stored directly, not published: the launch assets' example URLs would fail the delivery check.
       const stored = { projectId: project.id, platform, commitSha: "abcdef1", commitMessage: "Bench", runtimeVersion: RUNTIME };
       await upsertBundleUpdate(db, { ...stored, updateId: manifest.id, manifest: JSON.stringify(manifest), size: bundle.byteLength, createdAt });
       await insertRelease(db, { ...stored, channel: "main" });
@@ -74,7 +78,19 @@ async function seed(): Promise<{ plain: string; signed: string; updateId: string
     ids.push(project.id);
   }
   await resetProcessSingletons();
-  return { plain: ids[0], signed: ids[1], updateId };
+  return { plain: ids[0], signed: ids[1], updateId, assetPath: new URL(assets[0].url).pathname };
+}
+
+/** One request per case before the load: each answers 200 with what it should, or the bench stops. */
+async function checkAnswers(origin: string, cases: { label: string; path: string; headers: Record<string, string> }[]): Promise<void> {
+  for (const { label, path: requestPath, headers } of cases) {
+    const response = await fetch(origin + requestPath, { headers });
+    const body = await response.text();
+    const expected = label === "noUpdateAvailable" ? '"noUpdateAvailable"' : label.includes("manifest") ? '"launchAsset"' : "";
+    if (response.status !== 200 || !body.includes(expected) || (label.startsWith("signed") && !body.includes("expo-signature"))) {
+      throw new Error(`${label}: answered ${response.status}: ${body.slice(0, 300)}`);
+    }
+  }
 }
 
 const ids = await seed();
@@ -87,10 +103,13 @@ try {
     { label: "android manifest", path: updates(ids.plain), headers: { ...protocol, "expo-platform": "android" } },
     { label: "signed manifest", path: updates(ids.signed), headers: { ...protocol, "expo-expect-signature": 'sig, keyid="main", alg="rsa-v1_5-sha256"' } },
     { label: "noUpdateAvailable", path: updates(ids.plain), headers: { ...protocol, "expo-current-update-id": ids.updateId } },
+    // What a phone fetches next: an asset of the manifest, a plain public blob GET.
+    { label: "blob GET (4 KB asset)", path: ids.assetPath, headers: {} },
     // The reference: the cheapest route of the same server (one trivial query).
     { label: "(GET /api/health)", path: "/api/health", headers: {} },
   ];
   requireWrk();
+  await checkAnswers(server.baseUrl, cases);
   const pids = () => pidsWithEnv("DATA_DIR", dataDir);
   const targets = Object.fromEntries(cases.map(({ label, path: requestPath, headers }) => [label, { origin: server.baseUrl, paths: [requestPath], headers, pids }]));
   console.log(
@@ -105,7 +124,7 @@ try {
   for (const { label } of cases) {
     const result = figures[label];
     console.log(
-      `${label.padEnd(18)} ${requestsPerSecond(result).toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms.toFixed(1)} ms  p99 ${result.p99Ms.toFixed(1)} ms  ` +
+      `${label.padEnd(22)} ${requestsPerSecond(result).toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms.toFixed(1)} ms  p99 ${result.p99Ms.toFixed(1)} ms  ` +
         `server CPU ${cpuMicrosPerRequest(result).toFixed(0)} µs per request  failures ${result.failures}`,
     );
   }

@@ -1,6 +1,7 @@
-// `npm run bundle -- --project <id> [--commit <sha>] [--message <text>]`: exports the project's
-// app in its sandbox and uploads the static iOS bundle; prints the result as JSON. Beside a
-// running server on the embedded database it goes through that server's API (CLI_API_TOKEN).
+// `npm run bundle -- --project <id> [--commit <sha>] [--message <text>] [--platform ios|android]`:
+// exports the project's app in its sandbox (iOS and Android unless --platform names one), uploads
+// and publishes the static bundles; prints the result as JSON. Beside a running server on the
+// embedded database it goes through that server's API (CLI_API_TOKEN).
 import { BUILD_USAGE, parseBuildArgs, runBuildCommand, type BuildCommand } from "@/lib/bundles/build-cli";
 import { loadServerEnv } from "@/lib/cli/env";
 import { openCliTarget } from "@/lib/cli/target";

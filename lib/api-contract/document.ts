@@ -46,7 +46,7 @@ const API_ROUTES: [Method, string, ApiRoute][] = [
   ["get", "/api/projects/{id}/errors/stream", { summary: "Server-Sent Events of error notifications", ok: null, stream: "text/event-stream" }],
   ["post", "/api/projects/{id}/screenshots", { summary: "Queue screenshots of the preview (mobile and desktop); the job's result has their URLs", ok: s.jobResponse, status: 202 }],
   ["post", "/api/projects/{id}/assets/reconcile", { summary: "Reconcile the project's asset blobs", ok: s.assetReconcileResponse, body: s.assetReconcileBody }],
-  ["post", "/api/projects/{id}/bundles", { summary: "Queue a build and upload of the static iOS bundle; the job's result is the bundle", ok: s.jobResponse, status: 202, body: s.bundleBody }],
+  ["post", "/api/projects/{id}/bundles", { summary: "Queue a build and upload of the static iOS and Android bundles (or the platforms asked for); the job's result is the bundles", ok: s.jobResponse, status: 202, body: s.bundleBody }],
   ["get", "/api/projects/{id}/bundles", { summary: "The uploaded bundles, newest first, and what the update URL serves", ok: s.bundleListResponse }],
   ["post", "/api/projects/{id}/bundles/live", { summary: "Promote a bundle, or roll back to an earlier one or to the embedded update", ok: s.releaseResponse, body: s.releaseBody }],
   [

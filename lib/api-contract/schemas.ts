@@ -122,7 +122,7 @@ const releaseTo = { channel: channelSchema.optional(), rolloutPercent: rolloutPe
 export const bundleBody = z.object({
   commitSha: commitShaSchema.optional(),
   commitMessage: z.string().max(10_000).optional(),
-  /** @defaultValue ["ios"]; `["ios", "android"]` exports both in one run */
+  /** @defaultValue ["ios", "android"], exported in one run; `["ios"]` or `["android"]` exports one */
   platforms: z.array(platform).min(1).optional(),
   ...releaseTo,
 });

@@ -4,25 +4,28 @@ import { BadRequestError, NotFoundError } from "@/lib/errors";
 import type { OpenProjectSandbox } from "@/lib/projects";
 import type { SqlExecutor } from "@/lib/store";
 import { getProject } from "@/lib/store/projects";
+import { PLATFORMS, type Platform } from "@/lib/updates/streams";
 import type { BuildStaticBundleOptions, BuildStaticBundleResult } from "./build";
 import type { ServerApi } from "@/lib/cli/target";
 import { buildProjectBundle, type ProjectBuildRequest } from "./project-build";
 
-export const BUILD_USAGE = "usage: npm run bundle -- --project <id> [--commit <sha>] [--message <text>]";
+export const BUILD_USAGE = "usage: npm run bundle -- --project <id> [--commit <sha>] [--message <text>] [--platform ios|android ...]";
 
 export interface BuildCommand extends ProjectBuildRequest {
   projectId: string;
 }
 
-/** Parses the bundle command line; `--commit` defaults to the sandbox app's HEAD. */
+/** Parses the bundle command line; `--commit` defaults to the sandbox app's HEAD, `--platform` (repeatable) to both. */
 export function parseBuildArgs(argv: string[]): BuildCommand {
   const { values } = parseArgs({
     args: argv,
-    options: { project: { type: "string" }, commit: { type: "string" }, message: { type: "string" } },
+    options: { project: { type: "string" }, commit: { type: "string" }, message: { type: "string" }, platform: { type: "string", multiple: true } },
     strict: true,
   });
   if (!values.project) throw new BadRequestError(`--project <id> is required. ${BUILD_USAGE}`);
-  return { projectId: values.project, commitSha: values.commit, commitMessage: values.message };
+  const unknown = values.platform?.find((platform) => !(PLATFORMS as readonly string[]).includes(platform));
+  if (unknown !== undefined) throw new BadRequestError(`--platform ${JSON.stringify(unknown)} is not ios or android. ${BUILD_USAGE}`);
+  return { projectId: values.project, commitSha: values.commit, commitMessage: values.message, platforms: values.platform as Platform[] | undefined };
 }
 
 /** A build through the server: its job's result, or a failed job's `{ success: false, error }`. */
@@ -45,7 +48,7 @@ const JOB_POLL_MS = 500;
  */
 async function buildThroughServer(api: ServerApi, command: BuildCommand): Promise<ServerBuildAnswer> {
   const projectPath = `/api/projects/${encodeURIComponent(command.projectId)}`;
-  let job = await api.request<BuildJob>("POST", `${projectPath}/bundles`, { commitSha: command.commitSha, commitMessage: command.commitMessage });
+  let job = await api.request<BuildJob>("POST", `${projectPath}/bundles`, { commitSha: command.commitSha, commitMessage: command.commitMessage, platforms: command.platforms });
   while (job.state === "queued" || job.state === "running") {
     await setTimeout(JOB_POLL_MS);
     job = await api.request<BuildJob>("GET", `${projectPath}/jobs/${encodeURIComponent(job.id)}`);

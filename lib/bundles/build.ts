@@ -23,7 +23,7 @@ export interface BuildStaticBundleInput {
   /** Names the upload folder `bundles/<project_id>/<commit_id>/`; 7–64 hex digits. */
   commitSha: string;
   commitMessage: string;
-  /** The platforms to export and publish. @defaultValue DEFAULT_PLATFORMS (iOS) */
+  /** The platforms to export and publish. @defaultValue DEFAULT_PLATFORMS (iOS and Android) */
   platforms?: Platform[];
   /** The channel the build is released to. @defaultValue main */
   channel?: string;

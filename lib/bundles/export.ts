@@ -14,10 +14,11 @@ export const exportCommandFor = (platforms: readonly Platform[]) =>
   `npx expo export ${platforms.map((platform) => `--platform ${platform}`).join(" ")} --output-dir dist --dump-assetmap`;
 
 /**
- * What a build exports when the request names no platforms: iOS. Android is asked for with
- * `platforms` (one Metro run for both, assets shared); it doubles the export's CPU.
+ * What a build exports when the request names no platforms: iOS and Android, in one Metro run
+ * with the assets shared. An app reaches phones of both, and Expo's own `eas update` publishes
+ * both by default; a request for one platform (`platforms`) exports less.
  */
-export const DEFAULT_PLATFORMS: readonly Platform[] = ["ios"];
+export const DEFAULT_PLATFORMS: readonly Platform[] = PLATFORMS;
 export const DEFAULT_EXPORT_COMMAND = exportCommandFor(DEFAULT_PLATFORMS);
 
 /** Where every export command must write, relative to the checkout (`--output-dir dist`). */

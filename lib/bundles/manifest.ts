@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { assetHash } from "@/lib/updates/asset-hash";
 
 /**
  * The Expo Updates protocol v1 manifest (docs.expo.dev/technical-specs/expo-updates-1), stored
@@ -29,14 +30,12 @@ export interface ManifestAsset {
   url: string;
 }
 
-export const base64UrlSha256 = (bytes: Uint8Array): string => crypto.createHash("sha256").update(bytes).digest("base64url");
-
 const md5Hex = (bytes: Uint8Array): string => crypto.createHash("md5").update(bytes).digest("hex");
 
 /**
- * A UUID (RFC 9562 version 8, "custom") from a SHA-256 of the parts: the same project, commit
- * and content give the same id, so a client that has an update never downloads it again, and
- * any change of content gives a new one.
+ * A UUID (RFC 9562 version 8, "custom") from a SHA-256 of the parts: the same project, platform,
+ * commit and content give the same id, so a client that has an update never downloads it again,
+ * and any change of content gives a new one.
  */
 export function contentUuid(parts: string[]): string {
   const bytes = crypto.createHash("sha256").update(parts.join("\n")).digest().subarray(0, 16);
@@ -76,16 +75,17 @@ export interface ManifestInput {
 
 /** Builds the manifest of an uploaded export. */
 export function createUpdateManifest(input: ManifestInput): UpdateManifest {
-  const launchHash = base64UrlSha256(input.launchAsset.bytes);
+  const launchHash = assetHash(input.launchAsset.bytes);
   const assets = input.assets.map((asset) => ({
-    hash: base64UrlSha256(asset.bytes),
+    hash: assetHash(asset.bytes),
     key: asset.key,
     contentType: asset.contentType,
     fileExtension: `.${asset.type}`,
     url: asset.url,
   }));
   return {
-    id: contentUuid([input.projectId, input.commitSha, input.runtimeVersion, launchHash, ...assets.map((asset) => asset.hash)]),
+    // The platform too: each platform's update is its own, even where the bytes are the same.
+    id: contentUuid([input.projectId, input.platform, input.commitSha, input.runtimeVersion, launchHash, ...assets.map((asset) => asset.hash)]),
     createdAt: input.createdAt.toISOString(),
     runtimeVersion: input.runtimeVersion,
     launchAsset: {

@@ -1,9 +1,9 @@
 import type { Sandbox } from "@/lib/sandbox";
 import type { Project } from "@/lib/store/projects";
-import { buildBundleInSandbox, type BuildStaticBundleOptions, type BuildStaticBundleResult } from "./build";
+import { buildBundleInSandbox, type BuildStaticBundleInput, type BuildStaticBundleOptions, type BuildStaticBundleResult } from "./build";
 import { commitWorkingTree, resolveCommit, workingTreeDiffersFrom } from "./commit";
 
-export interface ProjectBuildRequest {
+export interface ProjectBuildRequest extends Pick<BuildStaticBundleInput, "platforms" | "channel" | "rolloutPercent"> {
   /** Commit the bundle is built of and filed under. @defaultValue the working tree, committed first */
   commitSha?: string;
   /** @defaultValue the built commit's message when no commit was named, else empty */
@@ -19,7 +19,7 @@ export interface WorkingTreeReport {
 }
 
 /**
- * Builds and uploads the static iOS bundle of a project from its sandbox (the route and the CLI).
+ * Builds, uploads and publishes the static bundles of a project from its sandbox (the route and the CLI).
  * Without a named commit it builds what the preview shows: the working tree, committed first so
  * the bundle's commit id names exactly what was built. With one, the answer says whether the
  * working tree differs from it. Throws AppErrors for what must be fixed before a build can start
@@ -34,6 +34,11 @@ export async function buildProjectBundle(
   const workingTreeCommitted = request.commitSha === undefined ? await commitWorkingTree(sandbox) : false;
   const commit = await resolveCommit(sandbox, request);
   const workingTreeDiffers = request.commitSha === undefined ? false : await workingTreeDiffersFrom(sandbox, commit.sha);
-  const result = await buildBundleInSandbox(sandbox, { projectId: project.id, commitSha: commit.sha, commitMessage: commit.message }, options);
+  const { platforms, channel, rolloutPercent } = request;
+  const result = await buildBundleInSandbox(
+    sandbox,
+    { projectId: project.id, commitSha: commit.sha, commitMessage: commit.message, platforms, channel, rolloutPercent },
+    options,
+  );
   return { ...result, commitSha: commit.sha, workingTreeCommitted, workingTreeDiffers };
 }

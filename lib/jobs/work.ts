@@ -28,9 +28,10 @@ async function projectOf(job: RunningJob): Promise<Project> {
 }
 
 /**
- * Builds and uploads the project's static iOS bundle → `{ success: true, manifestUrl, bundleUrl,
- * commitSha }`. A failed export fails the job at once (422, the app does not build); a sandbox
- * or blob store failure (502) is retried.
+ * Builds, uploads and publishes the project's static bundles (iOS and Android unless the payload
+ * names `platforms`) → `{ success: true, manifestUrl, bundleUrl, platforms, commitSha }`. A failed
+ * export fails the job at once (422, the app does not build); a sandbox or blob store failure
+ * (502) is retried.
  */
 const buildBundle: JobHandler = async (job) => {
   const project = await projectOf(job);

@@ -3,6 +3,7 @@ import { parseDictionary, type Item } from "structured-headers";
 import { type BlobStore, getBlobStore } from "@/lib/blob";
 import { serveBlob } from "@/lib/blob/serve";
 import { getConfig } from "@/lib/config";
+import { assetHash } from "./asset-hash";
 import { PROTOCOL_VERSION, renderUpdate } from "./protocol";
 import type { SigningKey } from "./signing";
 
@@ -82,7 +83,7 @@ export async function checkDelivery(target: DeliveryTarget, fetchAsClient: Clien
       await answer.body?.cancel();
       return `The ${asset.role} at ${asset.url} is served as ${answer.headers.get("content-type")}, the manifest says ${asset.contentType}.`;
     }
-    const hash = crypto.createHash("sha256").update(new Uint8Array(await answer.arrayBuffer())).digest("base64url");
+    const hash = assetHash(new Uint8Array(await answer.arrayBuffer()));
     return hash === asset.hash ? null : `The ${asset.role} at ${asset.url} has SHA-256 ${hash}, the manifest says ${asset.hash}.`;
   }));
   return failures.find((failure) => failure !== null) ?? null;

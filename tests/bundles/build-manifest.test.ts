@@ -69,10 +69,11 @@ describe("createUpdateManifest", () => {
     expect(manifest.extra).toEqual({});
   });
 
-  it("derives the id from project, commit and content", () => {
+  it("derives the id from project, platform, commit and content", () => {
     const id = createUpdateManifest(input).id;
     expect(createUpdateManifest({ ...input, createdAt: new Date() }).id).toBe(id);
     expect(createUpdateManifest({ ...input, projectId: "p2" }).id).not.toBe(id);
+    expect(createUpdateManifest({ ...input, platform: "android" }).id).not.toBe(id);
     expect(createUpdateManifest({ ...input, launchAsset: { ...input.launchAsset, bytes: binaryBytes(2048, 11) } }).id).not.toBe(id);
     expect(contentUuid(["a"])).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });

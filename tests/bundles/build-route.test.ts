@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST } from "@/app/api/projects/[id]/bundles/route";
 import { GET as jobRoute } from "@/app/api/projects/[id]/jobs/[jobId]/route";
 import { parseBuildArgs, runBuildCommand } from "@/lib/bundles/build-cli";
-import { DEFAULT_EXPORT_COMMAND } from "@/lib/bundles/export";
+import { exportCommandFor } from "@/lib/bundles/export";
 import { reloadConfig } from "@/lib/config";
 import { APP_DIR, APP_TEMPLATE, getSandboxProvider, type Sandbox } from "@/lib/sandbox";
 import { getStore } from "@/lib/store";
@@ -30,8 +30,12 @@ const postBundle = (projectId: string, init: RequestInit = {}) =>
     params: Promise.resolve({ id: projectId }),
   });
 
-/** Queues a build as the owner and waits for its job to finish. */
-const buildBundle = async (projectId: string, body?: string) => awaitQueuedJob(await postBundle(projectId, { headers: owner.headers, body }), owner.headers);
+// iOS alone: the suite's one real export of both platforms is tests/bundles/build.test.ts's.
+const IOS_ONLY = { platforms: ["ios" as const] };
+
+/** Queues an iOS build as the owner and waits for its job to finish. */
+const buildBundle = async (projectId: string, body: Record<string, unknown> = {}) =>
+  awaitQueuedJob(await postBundle(projectId, { headers: owner.headers, body: JSON.stringify({ ...IOS_ONLY, ...body }) }), owner.headers);
 
 const headOf = async () => (await sandbox.commands.run("git rev-parse HEAD", { cwd: APP_DIR })).stdout.trim();
 
@@ -65,8 +69,8 @@ afterAll(async () => {
 });
 
 describe("POST /api/projects/<id>/bundles, then its job", () => {
-  it("builds the sandbox app's HEAD when the body is empty", async () => {
-    useExportCommand(`${DEFAULT_EXPORT_COMMAND} && cp -r dist ${savedDist}`);
+  it("builds the sandbox app's HEAD for the platforms asked for when no commit is named", async () => {
+    useExportCommand(`${exportCommandFor(IOS_ONLY.platforms)} && cp -r dist ${savedDist}`);
     const job = await buildBundle(project.id);
     useExportCommand(`cp -r ${savedDist} dist`);
     expect(job).toMatchObject({ kind: "bundle-build", state: "succeeded", attempts: 1, error: null });
@@ -76,7 +80,7 @@ describe("POST /api/projects/<id>/bundles, then its job", () => {
       manifestUrl: `${BASE}/blob/bundles/${project.id}/${head}/${platform}/manifest.json`,
       bundleUrl: `${BASE}/blob/bundles/${project.id}/${head}/${platform}/index.js`,
     });
-    // Without `platforms` a build exports iOS; spec 4.4's URLs are its.
+    // Only the platform asked for (the default is both); spec 4.4's URLs are iOS's.
     // A clean working tree: nothing to commit, and HEAD is what the preview shows.
     expect(body).toEqual({ success: true, commitSha: head, ...urls("ios"), platforms: { ios: urls("ios") }, workingTreeCommitted: false, workingTreeDiffers: false });
     for (const platform of ["ios"]) {
@@ -96,7 +100,7 @@ describe("POST /api/projects/<id>/bundles, then its job", () => {
   it("files the bundle under the full id of the commit given, with the message given", async () => {
     const first = await headOf();
     await sandbox.commands.run('echo "# Notes" > NOTES.md && git add NOTES.md && git commit -q -m "Add notes"', { cwd: APP_DIR });
-    const job = await buildBundle(project.id, JSON.stringify({ commitSha: first.slice(0, 12).toUpperCase(), commitMessage: "Release 2" }));
+    const job = await buildBundle(project.id, { commitSha: first.slice(0, 12).toUpperCase(), commitMessage: "Release 2" });
     const body = job.result as { bundleUrl: string; manifestUrl: string };
     // The working tree holds NOTES.md, which the named commit lacks.
     expect(body).toMatchObject({ success: true, commitSha: first, workingTreeCommitted: false, workingTreeDiffers: true });
@@ -129,7 +133,7 @@ describe("POST /api/projects/<id>/bundles, then its job", () => {
   });
 
   it("fails the job with commit_not_found, without retries, for a commit the app repository does not have", async () => {
-    const job = await buildBundle(project.id, JSON.stringify({ commitSha: "ABCDEF0123456789ABCDEF0123456789ABCDEF01" }));
+    const job = await buildBundle(project.id, { commitSha: "ABCDEF0123456789ABCDEF0123456789ABCDEF01" });
     expect(job).toMatchObject({ state: "failed", attempts: 1, result: null, error: { code: "commit_not_found" } });
     // The job's status is the project owner's only, under the project only.
     const readJob = (projectId: string, jobId: string, headers: Record<string, string>) =>
@@ -163,7 +167,8 @@ describe("POST /api/projects/<id>/bundles, then its job", () => {
   it("fails the job at once with bundle_export_failed and the command's message when the export fails", async () => {
     useExportCommand('echo "SyntaxError: app/index.tsx: Unexpected token (3:4)" >&2; exit 1');
     try {
-      const job = await buildBundle(project.id);
+      // An empty body: every default.
+      const job = await awaitQueuedJob(await postBundle(project.id, { headers: owner.headers }), owner.headers);
       expect(job).toMatchObject({
         state: "failed",
         attempts: 1,
@@ -181,11 +186,13 @@ describe("npm run bundle", () => {
     expect(parseBuildArgs(["--project", "p", "--commit", "abcdef1", "--message", "m"])).toEqual({ projectId: "p", commitSha: "abcdef1", commitMessage: "m" });
     expect(() => parseBuildArgs([])).toThrow("--project <id> is required");
     expect(() => parseBuildArgs(["--project", "p", "--force"])).toThrow();
+    expect(parseBuildArgs(["--project", "p", "--platform", "android", "--platform", "ios"])).toMatchObject({ platforms: ["android", "ios"] });
+    expect(() => parseBuildArgs(["--project", "p", "--platform", "web"])).toThrow('--platform "web" is not ios or android');
   });
 
   it("builds a stored project and prints the result as JSON", async () => {
     const output = new PassThrough();
-    const result = await runBuildCommand({ projectId: project.id }, { db: await getStore(), openSandbox: openProjectSandbox, output });
+    const result = await runBuildCommand({ projectId: project.id, ...IOS_ONLY }, { db: await getStore(), openSandbox: openProjectSandbox, output });
     const printed = JSON.parse(String(output.read()));
     expect(result.success).toBe(true);
     expect(printed).toEqual(result);

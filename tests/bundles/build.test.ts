@@ -6,9 +6,14 @@ import { DEFAULT_EXPORT_COMMAND } from "@/lib/bundles/export";
 import { bundlePrefix } from "@/lib/bundles/paths";
 import { registerSecret } from "@/lib/log";
 import { APP_DIR, getSandboxProvider, SANDBOX_HOME, type Sandbox } from "@/lib/sandbox";
+import { resetProcessSingleton } from "@/lib/singletons";
+import { getStore } from "@/lib/store";
+import { insertProject } from "@/lib/store/projects";
+import { PLATFORMS } from "@/lib/updates/streams";
+import { createTestUser } from "../helpers/users";
+import { directiveOf, manifestOf, requestUpdate } from "../updates/update-client";
 import { addBinaryAssets, FIXTURE_ASSETS, fetchBlobUrl, listPathnames, md5, sha256Base64Url } from "./build-fixture";
 import { expectExpoUpdatesV1Manifest } from "./expo-manifest";
-import { resetProcessSingleton } from "@/lib/singletons";
 
 const NOW = new Date("2026-11-23T12:00:00.000Z");
 // The real export's output, kept for the tests about what happens around an export.
@@ -19,7 +24,7 @@ let blob: BlobStore;
 let head: string;
 let first: BuildStaticBundleResult;
 
-const projectId = "7c1d2a52-1f0e-4b53-9f43-5d7b6c1e2f10";
+let projectId: string;
 const build = (commitSha: string, options: Parameters<typeof buildBundleInSandbox>[2] = {}) =>
   buildBundleInSandbox(sandbox, { projectId, commitSha, commitMessage: "Add brand assets" }, { blob, now: () => NOW, ...options });
 const copySavedDist = `cp -r ${SAVED_DIST} dist`;
@@ -30,10 +35,13 @@ beforeAll(async () => {
   await resetProcessSingleton("sandboxProvider");
   sandbox = await getSandboxProvider().create({ template: "app" });
   blob = getBlobStore();
+  const db = await getStore();
+  projectId = (await insertProject(db, { ownerId: (await createTestUser(db, "Owner")).user.id, name: "Brand app" })).id;
   head = await addBinaryAssets(sandbox);
   // An uncommitted broken screen in the live tree: Expo Router bundles every file under app/, so
   // the build below only succeeds when it exports the commit, not the working tree.
   await sandbox.files.write(`${APP_DIR}/app/draft.tsx`, "export default function Draft( {\n");
+  // No `platforms`: the default, iOS and Android in one export (the suite's only real export of both).
   first = await buildStaticBundle(
     { sandboxId: sandbox.sandboxId, projectId, commitSha: head, commitMessage: "Add brand assets" },
     { blob, now: () => NOW, exportCommand: `${DEFAULT_EXPORT_COMMAND} && cp -r dist ${SAVED_DIST}` },
@@ -45,32 +53,39 @@ afterAll(async () => {
 });
 
 describe("buildStaticBundle (local sandbox, the real expo export, fs blob store)", () => {
-  it("exports the requested commit apart from the live tree, and uploads Hermes bytecode byte for byte", async () => {
+  it("exports the requested commit apart from the live tree for iOS and Android, and uploads each one's Hermes bytecode byte for byte", async () => {
     const urls = (platform: string) => ({
       manifestUrl: expect.stringMatching(new RegExp(`/${platform}/manifest\\.json$`)),
       bundleUrl: expect.stringMatching(new RegExp(`/${platform}/index\\.js$`)),
     });
-    expect(first).toEqual({ success: true, ...urls("ios"), platforms: { ios: urls("ios") } });
+    expect(first).toEqual({ success: true, ...urls("ios"), platforms: { ios: urls("ios"), android: urls("android") } });
     if (!first.success) return;
     expect(await git("git status --porcelain")).toBe("?? app/draft.tsx");
     expect(await sandbox.files.exists(`${APP_DIR}/dist`)).toBe(false);
     expect(await git("git worktree list --porcelain")).not.toContain(".exports");
 
     const metadata = JSON.parse(new TextDecoder().decode(await readSaved("metadata.json")));
-    expect(metadata.fileMetadata.ios.bundle).toMatch(/^_expo\/static\/js\/ios\/.+\.hbc$/);
-    const exported = await readSaved(metadata.fileMetadata.ios.bundle);
-    const bundle = await fetchBlobUrl(first.bundleUrl);
-    expect(bundle).toMatchObject({ status: 200, contentType: "application/javascript" });
-    expect([...bundle.bytes.subarray(0, 8)]).toEqual(HERMES_MAGIC);
-    expect(Buffer.from(bundle.bytes).equals(Buffer.from(exported))).toBe(true);
-    expect(Buffer.from(bundle.bytes).includes("Made with care")).toBe(true);
+    const bundles = [];
+    for (const platform of PLATFORMS) {
+      expect(metadata.fileMetadata[platform].bundle, platform).toMatch(new RegExp(`^_expo/static/js/${platform}/.+\\.hbc$`));
+      const exported = await readSaved(metadata.fileMetadata[platform].bundle);
+      const bundle = await fetchBlobUrl(first.platforms[platform]!.bundleUrl);
+      expect(bundle, platform).toMatchObject({ status: 200, contentType: "application/javascript" });
+      expect([...bundle.bytes.subarray(0, 8)], platform).toEqual(HERMES_MAGIC);
+      expect(Buffer.from(bundle.bytes).equals(Buffer.from(exported)), platform).toBe(true);
+      expect(Buffer.from(bundle.bytes).includes("Made with care"), platform).toBe(true);
+      bundles.push(Buffer.from(bundle.bytes));
+    }
+    // Each platform's own compilation (Platform.OS is inlined), not one bundle stored twice.
+    expect(bundles[0].equals(bundles[1])).toBe(false);
   });
 
   it("uploads every asset the export lists, node_modules assets included, byte for byte", async () => {
     const prefix = bundlePrefix(projectId, head);
     const metadata = JSON.parse(new TextDecoder().decode(await readSaved("metadata.json")));
-    const listed: string[] = [...new Set<string>(metadata.fileMetadata.ios.assets.map((asset: { path: string }) => asset.path))];
-    expect((await listPathnames(blob, prefix)).sort()).toEqual([...listed, "assetmap.json", "ios/index.js", "ios/manifest.json"].map((name) => prefix + name).sort());
+    const listed = [...new Set(PLATFORMS.flatMap((platform) => metadata.fileMetadata[platform].assets.map((asset: { path: string }) => asset.path)))];
+    const platformFiles = PLATFORMS.flatMap((platform) => [`${platform}/index.js`, `${platform}/manifest.json`]);
+    expect((await listPathnames(blob, prefix)).sort()).toEqual([...listed, "assetmap.json", ...platformFiles].map((name) => prefix + name).sort());
     for (const [file, bytes] of Object.entries(FIXTURE_ASSETS)) {
       expect(listed, file).toContain(`assets/${md5(bytes)}`);
       const stored = await fetchBlobUrl(`http://localhost:3000/blob/${prefix}assets/${md5(bytes)}`);
@@ -86,27 +101,52 @@ describe("buildStaticBundle (local sandbox, the real expo export, fs blob store)
     for (const hash of packageAsset!.fileHashes) expect(listed).toContain(`assets/${hash}`);
   });
 
-  it("writes an Expo Updates v1 manifest whose URLs resolve to the hashed bytes", async () => {
+  it("writes each platform an Expo Updates v1 manifest whose URLs resolve to the hashed bytes", async () => {
     if (!first.success) throw new Error(first.error);
-    const served = await fetchBlobUrl(first.manifestUrl);
-    expect(served.contentType).toBe("application/json");
-    const manifest = expectExpoUpdatesV1Manifest(JSON.parse(new TextDecoder().decode(served.bytes)));
-    expect(manifest).toMatchObject({
-      createdAt: NOW.toISOString(),
-      runtimeVersion: "1.0.0", // templates/app/app.json
-      metadata: { commitSha: head, commitMessage: "Add brand assets" },
-      extra: { expoClient: { name: "My App", slug: "my-app" } },
-    });
-    expect(manifest.launchAsset.url).toBe(first.bundleUrl);
-    for (const entry of [manifest.launchAsset, ...manifest.assets]) {
-      const file = await fetchBlobUrl(entry.url);
-      expect(file.status).toBe(200);
-      expect(entry.hash).toBe(sha256Base64Url(file.bytes));
-      expect(file.contentType).toBe(entry.contentType);
+    for (const platform of PLATFORMS) {
+      const urls = first.platforms[platform]!;
+      const served = await fetchBlobUrl(urls.manifestUrl);
+      expect(served.contentType).toBe("application/json");
+      const manifest = expectExpoUpdatesV1Manifest(JSON.parse(new TextDecoder().decode(served.bytes)));
+      expect(manifest).toMatchObject({
+        createdAt: NOW.toISOString(),
+        runtimeVersion: "1.0.0", // templates/app/app.json
+        metadata: { platform, commitSha: head, commitMessage: "Add brand assets" },
+        extra: { expoClient: { name: "My App", slug: "my-app" } },
+      });
+      expect(manifest.launchAsset.url, platform).toBe(urls.bundleUrl);
+      for (const entry of [manifest.launchAsset, ...manifest.assets]) {
+        const file = await fetchBlobUrl(entry.url);
+        expect(file.status).toBe(200);
+        expect(entry.hash).toBe(sha256Base64Url(file.bytes));
+        expect(file.contentType).toBe(entry.contentType);
+      }
+      const byKey = Object.fromEntries(manifest.assets.map((entry) => [entry.key, entry]));
+      for (const [file, bytes] of Object.entries(FIXTURE_ASSETS)) {
+        expect(byKey[md5(bytes)], `${platform} ${file}`).toMatchObject({ fileExtension: path.extname(file), url: expect.stringContaining(`/assets/${md5(bytes)}`) });
+      }
     }
-    const byKey = Object.fromEntries(manifest.assets.map((entry) => [entry.key, entry]));
-    for (const [file, bytes] of Object.entries(FIXTURE_ASSETS)) {
-      expect(byKey[md5(bytes)], file).toMatchObject({ fileExtension: path.extname(file), url: expect.stringContaining(`/assets/${md5(bytes)}`) });
+  });
+
+  it("is published: the update URL answers each platform its own manifest, and an unknown channel noUpdateAvailable", async () => {
+    if (!first.success) throw new Error(first.error);
+    const served = Object.fromEntries(
+      await Promise.all(PLATFORMS.map(async (platform) => [platform, await manifestOf(await requestUpdate(projectId, { "expo-platform": platform }))] as const)),
+    );
+    for (const platform of PLATFORMS) {
+      const stored = JSON.parse(new TextDecoder().decode((await fetchBlobUrl(first.platforms[platform]!.manifestUrl)).bytes));
+      expect(served[platform], platform).toEqual(stored);
+      expect(served[platform].launchAsset.url, platform).toBe(first.platforms[platform]!.bundleUrl);
+      const launch = await fetchBlobUrl(served[platform].launchAsset.url);
+      expect([...launch.bytes.subarray(0, 8)], platform).toEqual(HERMES_MAGIC);
+      expect(sha256Base64Url(launch.bytes), platform).toBe(served[platform].launchAsset.hash);
+    }
+    expect(served.ios.id).not.toBe(served.android.id);
+    expect(served.ios.launchAsset.hash).not.toBe(served.android.launchAsset.hash);
+    for (const platform of PLATFORMS) {
+      expect(await directiveOf(await requestUpdate(projectId, { "expo-platform": platform, "expo-channel-name": "no-such-channel" })), platform).toEqual({
+        type: "noUpdateAvailable",
+      });
     }
   });
 
@@ -142,7 +182,9 @@ describe("buildStaticBundle (local sandbox, the real expo export, fs blob store)
     const result = await build(head, { blob: counting, concurrency: 2, exportCommand: copySavedDist });
     if (!result.success || !first.success) throw new Error("build failed");
     expect(maxInFlight).toBe(2);
-    expect(order.slice(-2)).toEqual(["assetmap.json", "ios/manifest.json"]);
+    // The manifests last (each platform's, in either order), after the asset map.
+    expect(order.at(-3)).toBe("assetmap.json");
+    expect(order.slice(-2).sort()).toEqual(["android/manifest.json", "ios/manifest.json"]);
     const manifestOf = async (url: string) => JSON.parse(new TextDecoder().decode((await fetchBlobUrl(url)).bytes));
     expect((await manifestOf(result.manifestUrl)).id).toBe((await manifestOf(first.manifestUrl)).id);
   });

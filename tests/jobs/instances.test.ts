@@ -10,6 +10,7 @@ import { resetProcessSingletons } from "@/lib/singletons";
 import { getStore } from "@/lib/store";
 import { insertProject, updateProjectSandbox, type Project } from "@/lib/store/projects";
 import { startS3rver, type S3rverHandle } from "../blob/s3rver";
+import { STAND_IN_EXPORT_COMMAND } from "../helpers/export-stand-in";
 import { awaitQueuedJob, pollJob } from "../helpers/jobs";
 import { createThrowawayDatabase, describeWithPostgres } from "../helpers/postgres";
 import { createTestUser } from "../helpers/users";
@@ -18,16 +19,9 @@ const INSTANCE_A = path.join(process.cwd(), "tests", "helpers", "jobs-instance.t
 const dataDir = process.env.DATA_DIR!;
 const exportLog = path.join(dataDir, "exports.log");
 
-// Stands in for `expo export` (tests/bundles prove the real one): Expo's export layout with the
-// commit id as the bundle. Each export logs its start and end (appends are atomic), so the log's
-// order shows how many ran at once, on both instances.
-const FAKE_EXPORT = [
-  `echo "start $PWD" >> ${exportLog}`,
-  "mkdir -p dist/_expo/static/js/ios",
-  "git rev-parse HEAD > dist/_expo/static/js/ios/entry.hbc",
-  `echo '{"fileMetadata":{"ios":{"bundle":"_expo/static/js/ios/entry.hbc","assets":[]}}}' > dist/metadata.json`,
-  `echo "end $PWD" >> ${exportLog}`,
-].join(" && ");
+// The export stand-in, logging its start and end (appends are atomic), so the log's order shows
+// how many ran at once, on both instances.
+const FAKE_EXPORT = [`echo "start $PWD" >> ${exportLog}`, STAND_IN_EXPORT_COMMAND, `echo "end $PWD" >> ${exportLog}`].join(" && ");
 
 /** A's export for the crash: records its shell's pid, then blocks until the process is killed. */
 const blockedMarker = path.join(dataDir, "blocked-export.pid");

@@ -1,11 +1,10 @@
 import crypto from "node:crypto";
-import { getMultipartBoundary, parseMultipart, type MultipartPart } from "@remix-run/multipart-parser";
+import type { MultipartPart } from "@remix-run/multipart-parser";
 import { parseDictionary, type Item } from "structured-headers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { GET as listBundlesRoute } from "@/app/api/projects/[id]/bundles/route";
 import { POST as releaseRoute } from "@/app/api/projects/[id]/bundles/live/route";
 import { GET as downloadCertificateRoute, POST as createCertificateRoute } from "@/app/api/projects/[id]/updates/certificate/route";
-import { GET as updatesRoute } from "@/app/api/projects/[id]/updates/route";
 import { getBlobStore } from "@/lib/blob";
 import { cleanupBundles } from "@/lib/bundles/cleanup";
 import { createUpdateManifest, type UpdateManifest } from "@/lib/bundles/manifest";
@@ -16,9 +15,9 @@ import { publishBundles } from "@/lib/updates/releases";
 import { isInRollout } from "@/lib/updates/streams";
 import { fetchBlobUrl, pngImage, sha256Base64Url } from "../bundles/build-fixture";
 import { createTestUser } from "../helpers/users";
+import { directiveOf, manifestOf, partNamed, partsOf, requestUpdate as requestUpdateOf, RUNTIME } from "./update-client";
 
 const BASE = "http://localhost:3000";
-const RUNTIME = "1.0.0";
 let owner: Awaited<ReturnType<typeof createTestUser>>;
 
 const params = (id: string) => ({ params: Promise.resolve({ id }) });
@@ -80,45 +79,7 @@ async function storeBundle(project: Project, commitSha: string, options: StoreOp
 const newProject = async (name: string) => insertProject(await getStore(), { ownerId: owner.user.id, name });
 
 /** A manifest request as expo-updates makes it. */
-function requestUpdate(project: Project, headers: Record<string, string> = {}) {
-  const defaults = { "expo-protocol-version": "1", "expo-platform": "ios", "expo-runtime-version": RUNTIME, accept: "multipart/mixed,application/expo+json,application/json" };
-  const merged = Object.fromEntries(Object.entries({ ...defaults, ...headers }).filter(([, value]) => value !== ""));
-  return updatesRoute(new Request(`${BASE}/api/projects/${project.id}/updates`, { headers: merged }), params(project.id));
-}
-
-/** The response checked against the protocol's headers, then its parts parsed by a multipart parser. */
-async function partsOf(response: Response): Promise<MultipartPart[]> {
-  expect(response.status).toBe(200);
-  expect(response.headers.get("expo-protocol-version")).toBe("1");
-  expect(response.headers.get("expo-sfv-version")).toBe("0");
-  expect(response.headers.get("cache-control")).toBe("private, max-age=0");
-  const contentType = response.headers.get("content-type") ?? "";
-  expect(contentType).toMatch(/^multipart\/mixed; boundary=/);
-  const boundary = getMultipartBoundary(contentType);
-  expect(boundary).toBeTruthy();
-  const parts = [...parseMultipart(new Uint8Array(await response.arrayBuffer()), { boundary: boundary! })];
-  for (const part of parts) {
-    expect(part.headers["content-type"]).toBe("application/json; charset=utf-8");
-    // The protocol: `content-disposition: inline; name="<part>"` (expo-updates reads the name from it).
-    expect(part.headers["content-disposition"]).toBe(`inline; name="${part.name}"`);
-  }
-  return parts;
-}
-
-const partNamed = (parts: MultipartPart[], name: string) => parts.find((part) => part.name === name);
-
-async function directiveOf(response: Response) {
-  const parts = await partsOf(response);
-  expect(parts.map((part) => part.name)).toEqual(["directive"]);
-  return JSON.parse(parts[0].text);
-}
-
-async function manifestOf(response: Response): Promise<UpdateManifest> {
-  const parts = await partsOf(response);
-  expect(parts.map((part) => part.name)).toEqual(["manifest", "extensions"]);
-  expect(JSON.parse(partNamed(parts, "extensions")!.text)).toEqual({ assetRequestHeaders: {} });
-  return JSON.parse(partNamed(parts, "manifest")!.text);
-}
+const requestUpdate = (project: Project, headers: Record<string, string> = {}) => requestUpdateOf(project.id, headers);
 
 const postRelease = (project: Project, body: unknown) =>
   releaseRoute(

@@ -9,7 +9,7 @@ export const runtime = "nodejs";
 
 /**
  * POST /api/projects/<id>/bundles (owner only): queues a job that exports the app in the
- * project's sandbox for iOS (or the `platforms` asked for: `["ios", "android"]` is one export), uploads the static bundles (spec 4.4)
+ * project's sandbox for iOS and Android in one run (or only the `platforms` asked for), uploads the static bundles (spec 4.4)
  * and, once their delivery check passed, releases them to `channel` (default `main`) for
  * `rolloutPercent` of devices; no body (or `{}`) builds the working tree, committed first. 202 with the
  * job and its Location; once succeeded its result is `{success: true, manifestUrl, bundleUrl,
