@@ -16,6 +16,7 @@ const CRASH_TESTS = ["tests/cloud/crash.test.ts", "tests/cloud/crash-upstream.te
 const UNIT_TESTS = [
   "tests/api/openapi.test.ts",
   "tests/architecture/imports.test.ts",
+  "tests/architecture/lazy-vendors.test.ts",
   "tests/assets/content.test.ts",
   "tests/assets/filename.test.ts",
   "tests/assets/lock.test.ts",

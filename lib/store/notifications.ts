@@ -1,5 +1,6 @@
-import pg from "pg";
+import type pg from "pg";
 import { log } from "@/lib/log";
+import { loadPg } from "./drivers/postgres";
 import type { SqlExecutor } from "./port";
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
@@ -101,7 +102,9 @@ export function listenForNotifications(options: NotificationListenerOptions): No
   }
 
   async function connect(): Promise<void> {
-    const connection = new pg.Client({
+    const { Client, escapeIdentifier } = await loadPg();
+    if (closed) return;
+    const connection = new Client({
       connectionString: options.connectionString,
       connectionTimeoutMillis: HEARTBEAT_TIMEOUT_MS,
       query_timeout: HEARTBEAT_TIMEOUT_MS,
@@ -121,7 +124,7 @@ export function listenForNotifications(options: NotificationListenerOptions): No
     connection.on("notification", receive);
     try {
       await connection.connect();
-      await connection.query(`listen ${pg.escapeIdentifier(options.channel)}`);
+      await connection.query(`listen ${escapeIdentifier(options.channel)}`);
     } catch (error) {
       return onLost(error as Error);
     }

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { isErrorOf } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { isConnectionLoss, StoreUnavailableError } from "../errors";
@@ -83,14 +83,19 @@ function clientExecutor(client: pg.PoolClient): SqlExecutor {
   };
 }
 
-const typeParsers = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
-};
+let pgModule: Promise<typeof pg> | undefined;
+
+/** The `pg` SDK, imported on first use so a setup on PGlite never loads it. */
+export const loadPg = () => (pgModule ??= import("pg").then((imported) => imported.default));
 
 /** A pooled connection to any PostgreSQL, Supabase's included. */
 export async function openPostgres(connectionString: string, options: { max?: number } = {}): Promise<Sql> {
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 10, types: typeParsers });
+  const { Pool, types } = await loadPg();
+  const typeParsers = {
+    getTypeParser: ((oid: number, format?: string) =>
+      oid === INT8_OID ? (value: string) => Number(value) : types.getTypeParser(oid, format as "text")) as typeof types.getTypeParser,
+  };
+  const pool = new Pool({ connectionString, max: options.max ?? 10, types: typeParsers });
   // An idle connection closed by the server (restart, failover) must not crash the process;
   // the pool replaces it on the next query.
   pool.on("error", (error) => log.warn("idle database connection lost", { error }));
