@@ -50,6 +50,19 @@ describeBlobContract(
         });
       });
 
+      it("tells the service's refusals apart by the SDK's error classes", async () => {
+        double.failNext({ status: 403, code: "store_suspended" });
+        await expect(harness().store.list()).rejects.toMatchObject({
+          name: "BlobStoreUnavailableError",
+          message: "The Vercel Blob store is suspended.",
+        });
+        double.failNext({ status: 400, code: "file_too_large", message: "the file length cannot be greater than 5 MB" });
+        await expect(harness().store.put("vercel-only/big.bin", "x", { access: "public" })).rejects.toMatchObject({
+          name: "BlobOptionsError",
+          status: 400,
+        });
+      });
+
       it("never puts the token in an error message", async () => {
         const store = createVercelBlobStore({ token: "vercel_blob_rw_localdouble12345_wrongsecretvalue" });
         const failure = await store.list().catch((error: unknown) => error);

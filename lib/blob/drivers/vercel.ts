@@ -3,7 +3,7 @@ import type { Part, PutBlobResult as SdkPutBlobResult } from "@vercel/blob";
 import { NotConfiguredError } from "@/lib/errors";
 import { registerSecret } from "@/lib/log";
 import { contentTypeForPathname } from "../content-type";
-import { BlobAlreadyExistsError, BlobRateLimitedError, BlobStoreUnavailableError } from "../errors";
+import { BlobAlreadyExistsError, BlobOptionsError, BlobRateLimitedError, BlobStoreUnavailableError } from "../errors";
 import { normalizeBody, resolveListOptions, validatePutOptions } from "../options";
 import { forEachPart } from "../parts";
 import { validatePathname } from "../pathname";
@@ -25,17 +25,32 @@ const isUrl = (value: string) => /^https?:\/\//i.test(value);
 /** URLs go to the service as they are; pathnames get our validation first. */
 const checkUrlOrPathname = (value: string) => (isUrl(value) ? value : validatePathname(value));
 
-/** Translates an SDK failure into the port's error types. */
+/** What the service's refusals say, by the SDK's error class. */
+function unavailableMessage(sdk: VercelBlobSdk, error: InstanceType<VercelBlobSdk["BlobError"]>): string {
+  if (error instanceof sdk.BlobAccessError) return "Vercel Blob refused the token.";
+  if (error instanceof sdk.BlobStoreNotFoundError) return "The Vercel Blob store does not exist.";
+  if (error instanceof sdk.BlobStoreSuspendedError) return "The Vercel Blob store is suspended.";
+  if (error instanceof sdk.BlobRequestAbortedError) return "The request to Vercel Blob was aborted.";
+  if (error instanceof sdk.BlobServiceNotAvailable) return "Vercel Blob is not available.";
+  return error.message;
+}
+
+/** Translates an SDK failure into the port's error types, by the SDK's error classes. */
 function portError(sdk: VercelBlobSdk, error: unknown, pathname?: string): Error {
   if (error instanceof sdk.BlobServiceRateLimited) return new BlobRateLimitedError(error.retryAfter, { cause: error });
-  if (error instanceof sdk.BlobError) {
+  if (error instanceof sdk.BlobFileTooLargeError || error instanceof sdk.BlobContentTypeNotAllowedError) {
+    return new BlobOptionsError(error.message);
+  }
+  if (!(error instanceof sdk.BlobError)) return new BlobStoreUnavailableError("Vercel Blob could not be reached.", { cause: error });
+  // The SDK has no class for these two: the service's overwrite refusal is a bare 400
+  // bad_request, and missing credentials are found before any request, so only the text tells.
+  if (error.constructor === sdk.BlobError) {
     if (/already exists/i.test(error.message) && pathname) return new BlobAlreadyExistsError(pathname, { cause: error });
     if (/no blob credentials/i.test(error.message)) {
       return new NotConfiguredError("Vercel Blob needs BLOB_READ_WRITE_TOKEN.", "blob_not_configured");
     }
-    return new BlobStoreUnavailableError(error.message, { cause: error });
   }
-  return new BlobStoreUnavailableError("Vercel Blob could not be reached.", { cause: error });
+  return new BlobStoreUnavailableError(unavailableMessage(sdk, error), { cause: error });
 }
 
 /** Vercel's multipart minimum is 5 MB per part (the last excepted). */
