@@ -25,6 +25,7 @@ import {
   createProject,
   deleteProjectById,
   getDeployment,
+  getProjectById,
   getProjectBySlug,
   listDefaultEnvironmentVariables,
   listProjectDeployments,
@@ -32,6 +33,7 @@ import {
   tokenDetails,
   updateDefaultEnvironmentVariables,
 } from "./management";
+import { NOT_LOCAL_DEPLOYMENT_ROUTES, NOT_LOCAL_MANAGEMENT_ROUTES } from "./not-local";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { encryptPlaintextEnvVars, findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { ANALYSE_TIMEOUT_MS } from "./modules";
@@ -112,6 +114,7 @@ const MANAGEMENT_ROUTES: Route<string>[] = [
   { method: "POST", pattern: new RegExp(`^/v1/teams/${SEGMENT}/create_project$`), handler: createProject },
   { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/projects$`), handler: listTeamProjects },
   { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/projects/${SEGMENT}$`), handler: getProjectBySlug },
+  { method: "GET", pattern: new RegExp(`^/v1/projects/${SEGMENT}$`), handler: getProjectById },
   { method: "GET", pattern: new RegExp(`^/v1/projects/${SEGMENT}/list_deployments$`), handler: listProjectDeployments },
   { method: "POST", pattern: new RegExp(`^/v1/projects/${SEGMENT}/create_deployment$`), handler: createDeployment },
   { method: "POST", pattern: new RegExp(`^/v1/projects/${SEGMENT}/delete$`), handler: deleteProjectById },
@@ -124,6 +127,7 @@ const MANAGEMENT_ROUTES: Route<string>[] = [
   { method: "POST", pattern: /^\/oauth\/token$/, handler: exchangeToken },
   { method: "GET", pattern: new RegExp(`^${EMULATOR_DASHBOARD_PREFIX}/oauth/authorize/team$`), handler: showConsent },
   { method: "POST", pattern: new RegExp(`^${EMULATOR_DASHBOARD_PREFIX}/oauth/authorize/team$`), handler: grantConsent },
+  ...NOT_LOCAL_MANAGEMENT_ROUTES,
 ];
 
 /** Paths at a deployment's root: the v1 deployment API plus the unversioned ones the CLI calls. */
@@ -156,6 +160,7 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "POST", pattern: /^\/api\/deploy2\/wait_for_schema$/, handler: waitForSchema },
   { method: "POST", pattern: /^\/api\/deploy2\/finish_push$/, handler: finishPushRequest },
   { method: "POST", pattern: /^\/api\/deploy2\/report_push_completed$/, handler: reportPushCompleted },
+  ...NOT_LOCAL_DEPLOYMENT_ROUTES,
 ];
 
 /** The route for this method and path: the matching route, or the error answer (404 unknown path, 405 wrong method). */

@@ -73,7 +73,7 @@ const DEPLOYMENT_REGION = "aws-us-east-1";
 const DEPLOYMENT_CLASS = "s16";
 
 /** The team of the Bearer token; deployment keys and unknown tokens are 401, as upstream. */
-async function requireTeam(request: Request, context: EmulatorContext): Promise<EmulatorTeam> {
+export async function requireTeam(request: Request, context: EmulatorContext): Promise<EmulatorTeam> {
   const token = authorizationCredential(request, "Bearer");
   if (!token) throw new EmulatorError(401, "AccessTokenInvalid", "An access token is required: send Authorization: Bearer <token>.");
   const team = await findTeamByToken(context.db, token);
@@ -212,6 +212,11 @@ export async function getProjectBySlug(request: Request, context: EmulatorContex
   const project = await findProject(context.db, team.id, { slug: projectSlug });
   if (!project) throw projectNotFound();
   return Response.json(await projectResponse(context, project));
+}
+
+/** `GET /v1/projects/{project_id}`. */
+export async function getProjectById(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
+  return Response.json(await projectResponse(context, await requireProject(request, context, projectId)));
 }
 
 /** `GET /v1/projects/{project_id}/list_deployments`. */
