@@ -18,13 +18,8 @@ const DOCUMENTED_FORBIDDEN = new Set(["POST /teams/create_team", "POST /teams/{t
 /** Why an operation cannot apply locally, by the document's path template (method + path). */
 const MANAGEMENT_REASONS = {
   "PATCH /projects/{project_id}": "projects of the local emulator keep the name they were created with",
-  "GET /projects/{project_id}/deployment": "a local project has exactly its dev and prod deployments, listed by list_deployments",
-  "GET /teams/{team_id_or_slug}/projects/{project_slug}/deployment": "a local project has exactly its dev and prod deployments, listed by list_deployments",
-  "POST /deployments/{deployment_name}/delete": "a local deployment lives as long as its project: delete the project instead",
   "PATCH /deployments/{deployment_name}": "local deployments have no reference, class or expiry to change",
   "POST /deployments/{deployment_name}/transfer": "the local emulator has a single team and project ownership does not move",
-  "GET /teams/{team_id}/list_deployment_classes": "local deployments run on this machine, not on a deployment class",
-  "GET /teams/{team_id}/list_deployment_regions": "local deployments run on this machine, not in a cloud region",
   "GET /teams/{team_id}/list_deployments": "list a project's deployments with /projects/{project_id}/list_deployments",
   "GET /teams/{team_id}/list_local_deployments": "`npx convex dev --local` deployments are not tracked by the local emulator",
   "GET /deployments/{deployment_name}/list_deploy_keys": "deploy keys of the local emulator are stored hashed, without names to list",

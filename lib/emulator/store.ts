@@ -144,6 +144,15 @@ export async function deleteProject(db: SqlExecutor, teamId: number, projectId: 
   return rowCount > 0;
 }
 
+/** Deletes one deployment of a team (its keys, variables, pushes and documents go with it); false when it is not there. */
+export async function deleteDeployment(db: SqlExecutor, teamId: number, name: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    "delete from emulator_deployments d using emulator_projects p where p.id = d.project_id and p.team_id = $1 and d.name = $2",
+    [teamId, name],
+  );
+  return rowCount > 0;
+}
+
 /** Inserts a deployment; false when the name is taken or the project already has one of this type. */
 export async function insertDeployment(tx: SqlExecutor, input: { name: string; projectId: number; deploymentType: DeploymentType }): Promise<boolean> {
   const { rowCount } = await tx.query(

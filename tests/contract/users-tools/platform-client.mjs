@@ -19,7 +19,11 @@ report("get_project_by_slug", await management.GET("/teams/{team_id_or_slug}/pro
 const project = { params: { path: { project_id: created.id } } };
 report("get_project", await management.GET("/projects/{project_id}", project));
 report("list_deployments", await management.GET("/projects/{project_id}/list_deployments", project));
-report("create_deployment", await management.POST("/projects/{project_id}/create_deployment", { ...project, body: { type: "prod" } }));
+const prod = report("create_deployment", await management.POST("/projects/{project_id}/create_deployment", { ...project, body: { type: "prod" } }));
+report("get_project_deployment", await management.GET("/projects/{project_id}/deployment", { params: { ...project.params, query: { defaultProd: true } } }));
+report("get_project_deployment_by_slug", await management.GET("/teams/{team_id_or_slug}/projects/{project_slug}/deployment", { params: { ...bySlug.params, query: { defaultDev: true } } }));
+report("list_deployment_classes", await management.GET("/teams/{team_id}/list_deployment_classes", team));
+report("list_deployment_regions", await management.GET("/teams/{team_id}/list_deployment_regions", team));
 const deployment = { params: { path: { deployment_name: created.deploymentName } } };
 report("get_deployment", await management.GET("/deployments/{deployment_name}", deployment));
 const { deployKey } = report("create_deploy_key", await management.POST("/deployments/{deployment_name}/create_deploy_key", { ...deployment, body: { name: "my-script" } }));
@@ -31,16 +35,10 @@ report("list_default_environment_variables", await management.GET("/projects/{pr
 
 // Operations a local deployment cannot carry out: each answers a documented refusal.
 const withBody = (params, body) => ({ ...params, body });
-const projectDeployment = { params: { ...project.params, query: { defaultDev: true } } };
 const notLocal = [
   ["update_project", "PATCH", "/projects/{project_id}", withBody(project, { name: "renamed" })],
-  ["get_project_deployment", "GET", "/projects/{project_id}/deployment", projectDeployment],
-  ["get_project_deployment_by_slug", "GET", "/teams/{team_id_or_slug}/projects/{project_slug}/deployment", bySlug],
   ["update_deployment", "PATCH", "/deployments/{deployment_name}", withBody(deployment, { reference: "renamed" })],
-  ["delete_deployment", "POST", "/deployments/{deployment_name}/delete", deployment],
   ["transfer_deployment", "POST", "/deployments/{deployment_name}/transfer", withBody(deployment, { destinationProjectId: created.id })],
-  ["list_deployment_classes", "GET", "/teams/{team_id}/list_deployment_classes", team],
-  ["list_deployment_regions", "GET", "/teams/{team_id}/list_deployment_regions", team],
   ["list_team_deployments", "GET", "/teams/{team_id}/list_deployments", team],
   ["list_local_deployments", "GET", "/teams/{team_id}/list_local_deployments", team],
   ["list_deploy_keys", "GET", "/deployments/{deployment_name}/list_deploy_keys", deployment],
@@ -101,5 +99,8 @@ const deploymentNotLocal = [
 ];
 for (const [step, method, path, options] of deploymentNotLocal) report(step, await client[method](path, options));
 
+const prodDeployment = { params: { path: { deployment_name: prod.name } } };
+report("delete_deployment", await management.POST("/deployments/{deployment_name}/delete", { ...prodDeployment, parseAs: "text" }));
+report("get_deployment_after_delete", await management.GET("/deployments/{deployment_name}", prodDeployment));
 report("delete_project", await management.POST("/projects/{project_id}/delete", { ...project, parseAs: "text" }));
 report("get_project_by_slug_after_delete", await management.GET("/teams/{team_id_or_slug}/projects/{project_slug}", bySlug));
