@@ -16,6 +16,7 @@ import {
   listDefaultEnvVars,
   listDeployments,
   listProjects,
+  listTeamDeployments,
   lockTeamAndCountProjects,
   type DeploymentType,
   type EmulatorDeployment,
@@ -69,6 +70,14 @@ const deploymentSelectorQuery = z.object({
   reference: z.string().optional(),
   defaultProd: z.enum(["true", "false"]).optional(),
   defaultDev: z.enum(["true", "false"]).optional(),
+});
+
+/** Every emulated deployment is its project's default and has no creator: other filters of those match nothing. */
+const listTeamDeploymentsQuery = listProjectsQuery.extend({
+  projectId: z.coerce.number().int().optional(),
+  deploymentType: createDeploymentType.optional(),
+  isDefault: z.enum(["true", "false"]).optional(),
+  creator: z.string().optional(),
 });
 
 const deploymentTypeQuery = z.object({ deploymentType: createDeploymentType.optional() });
@@ -235,6 +244,29 @@ export async function listProjectDeployments(request: Request, context: Emulator
   const deployments = await listDeployments(context.db, project.id, deploymentType === "dev" || deploymentType === "prod" ? deploymentType : undefined);
   const listed = deploymentType === "preview" || deploymentType === "custom" ? [] : deployments;
   return Response.json(await Promise.all(listed.map((deployment) => deploymentResponse(context, deployment))));
+}
+
+/** `GET /v1/teams/{team_id}/list_deployments`: pages by id, as list projects does. */
+export async function listTeamDeploymentsPage(request: Request, context: EmulatorContext, teamId: string): Promise<Response> {
+  const team = await requireTeamParam(request, context, teamId);
+  const query = readQuery(request, listTeamDeploymentsQuery);
+  const hosted = query.deploymentType === undefined || query.deploymentType === "dev" || query.deploymentType === "prod";
+  const matchable = hosted && query.isDefault !== "false" && query.creator === undefined;
+  const rows = matchable
+    ? await listTeamDeployments(context.db, team.id, {
+        afterId: Number(query.cursor ?? 0),
+        limit: query.limit,
+        projectId: query.projectId,
+        deploymentType: query.deploymentType as DeploymentType | undefined,
+        q: query.q,
+      })
+    : [];
+  const page = rows.slice(0, query.limit);
+  const hasMore = rows.length > query.limit;
+  return Response.json({
+    items: await Promise.all(page.map((deployment) => deploymentResponse(context, deployment))),
+    pagination: { hasMore, nextCursor: hasMore ? String(page[page.length - 1].id) : null },
+  });
 }
 
 /** `POST /v1/projects/{project_id}/create_deployment`: one deployment per type and project. */

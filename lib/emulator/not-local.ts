@@ -20,7 +20,6 @@ const MANAGEMENT_REASONS = {
   "PATCH /projects/{project_id}": "projects of the local emulator keep the name they were created with",
   "PATCH /deployments/{deployment_name}": "local deployments have no reference, class or expiry to change",
   "POST /deployments/{deployment_name}/transfer": "the local emulator has a single team and project ownership does not move",
-  "GET /teams/{team_id}/list_deployments": "list a project's deployments with /projects/{project_id}/list_deployments",
   "GET /teams/{team_id}/list_local_deployments": "`npx convex dev --local` deployments are not tracked by the local emulator",
   "GET /deployments/{deployment_name}/list_deploy_keys": "deploy keys of the local emulator are stored hashed, without names to list",
   "POST /deployments/{deployment_name}/delete_deploy_key": "deploy keys of the local emulator are stored hashed, without names to delete by",

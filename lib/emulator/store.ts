@@ -213,6 +213,21 @@ export async function listDeployments(db: SqlExecutor, projectId: number, deploy
   return rows.map(toDeployment);
 }
 
+/** A page of a team's deployments by id, after `afterId`; one row more than `limit` says there is another page. */
+export async function listTeamDeployments(
+  db: SqlExecutor,
+  teamId: number,
+  page: { afterId: number; limit: number; projectId?: number; deploymentType?: DeploymentType; q?: string },
+): Promise<EmulatorDeployment[]> {
+  const { rows } = await db.query<DeploymentRow>(
+    `${DEPLOYMENT_SELECT} where t.id = $1 and d.id > $2 and ($3::bigint is null or d.project_id = $3)
+      and ($4::text is null or d.deployment_type = $4) and ($5::text is null or strpos(d.name, $5) > 0)
+      order by d.id limit $6`,
+    [teamId, page.afterId, page.projectId ?? null, page.deploymentType ?? null, page.q ?? null, page.limit + 1],
+  );
+  return rows.map(toDeployment);
+}
+
 /** Every deployment that has had a listener (their ports are reopened at start). */
 export async function listDeploymentsWithPort(db: SqlExecutor): Promise<EmulatorDeployment[]> {
   const { rows } = await db.query<DeploymentRow>(`${DEPLOYMENT_SELECT} where d.port is not null order by d.id`);

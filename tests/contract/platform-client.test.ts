@@ -53,6 +53,8 @@ describe("@convex-dev/platform pointed at the emulator", () => {
     expect(ok("get_deployment")).toMatchObject({ name: created.deploymentName, deploymentType: "dev" });
     expect(ok("get_project_deployment")).toEqual(prod);
     expect(ok("get_project_deployment_by_slug")).toMatchObject({ name: created.deploymentName, deploymentType: "dev" });
+    const devDeployment = ok("get_project_deployment_by_slug");
+    expect(ok("list_team_deployments")).toEqual({ items: [devDeployment], pagination: { hasMore: true, nextCursor: String(devDeployment.id) } });
     expect(ok("list_deployment_classes")).toEqual({ items: [{ type: prod.class, available: true }] });
     expect(ok("list_deployment_regions")).toEqual({ items: [{ name: prod.region, displayName: expect.any(String), available: true }] });
     ok("delete_deployment");

@@ -22,6 +22,7 @@ report("list_deployments", await management.GET("/projects/{project_id}/list_dep
 const prod = report("create_deployment", await management.POST("/projects/{project_id}/create_deployment", { ...project, body: { type: "prod" } }));
 report("get_project_deployment", await management.GET("/projects/{project_id}/deployment", { params: { ...project.params, query: { defaultProd: true } } }));
 report("get_project_deployment_by_slug", await management.GET("/teams/{team_id_or_slug}/projects/{project_slug}/deployment", { params: { ...bySlug.params, query: { defaultDev: true } } }));
+report("list_team_deployments", await management.GET("/teams/{team_id}/list_deployments", { params: { path: { team_id: teamId }, query: { projectId: created.id, limit: 1 } } }));
 report("list_deployment_classes", await management.GET("/teams/{team_id}/list_deployment_classes", team));
 report("list_deployment_regions", await management.GET("/teams/{team_id}/list_deployment_regions", team));
 const deployment = { params: { path: { deployment_name: created.deploymentName } } };
@@ -39,7 +40,6 @@ const notLocal = [
   ["update_project", "PATCH", "/projects/{project_id}", withBody(project, { name: "renamed" })],
   ["update_deployment", "PATCH", "/deployments/{deployment_name}", withBody(deployment, { reference: "renamed" })],
   ["transfer_deployment", "POST", "/deployments/{deployment_name}/transfer", withBody(deployment, { destinationProjectId: created.id })],
-  ["list_team_deployments", "GET", "/teams/{team_id}/list_deployments", team],
   ["list_local_deployments", "GET", "/teams/{team_id}/list_local_deployments", team],
   ["list_deploy_keys", "GET", "/deployments/{deployment_name}/list_deploy_keys", deployment],
   ["delete_deploy_key", "POST", "/deployments/{deployment_name}/delete_deploy_key", withBody(deployment, { id: "my-script" })],
