@@ -12,6 +12,8 @@ import {
   getCanonicalUrls,
   keyOpensDeployment,
   listEnvironmentVariables,
+  pauseDeployment,
+  unpauseDeployment,
   updateEnvironmentVariables,
 } from "./deployment";
 import { teamAndProjectForKey, urlForKey } from "./deploy-key-lookup";
@@ -148,6 +150,8 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "GET", pattern: /^\/api(?:\/v1)?\/list_environment_variables$/, handler: listEnvironmentVariables },
   { method: "GET", pattern: /^\/api\/v1\/get_canonical_urls$/, handler: getCanonicalUrls },
   { method: "GET", pattern: /^\/api\/v1\/deployment_info$/, handler: deploymentInfo },
+  { method: "POST", pattern: /^\/api\/v1\/pause_deployment$/, handler: pauseDeployment },
+  { method: "POST", pattern: /^\/api\/v1\/unpause_deployment$/, handler: unpauseDeployment },
   { method: "POST", pattern: /^\/api\/query$/, handler: runQuery },
   { method: "POST", pattern: /^\/api\/mutation$/, handler: runMutation },
   { method: "POST", pattern: /^\/api\/action$/, handler: runAction },

@@ -62,8 +62,6 @@ const DEPLOYMENT_REASONS = {
   "POST /create_log_stream": "log streams are not served by local deployments: read logs with `npx convex logs`",
   "POST /update_log_stream/{id}": "log streams are not served by local deployments: read logs with `npx convex logs`",
   "POST /rotate_webhook_secret/{id}": "log streams are not served by local deployments: read logs with `npx convex logs`",
-  "POST /pause_deployment": "pausing is not served by local deployments: stop the function calls instead",
-  "POST /unpause_deployment": "pausing is not served by local deployments: stop the function calls instead",
   "POST /data/sync": "data sync to external stores is not served by local deployments",
   "GET /data/list_active_syncs": "data sync to external stores is not served by local deployments",
 } as const;

@@ -34,6 +34,8 @@ export interface EmulatorDeployment {
   /** Loopback port of its listener; null until the first listener was opened. */
   port: number | null;
   createdAt: Date;
+  /** Paused through the deployment API: new function calls are refused. */
+  paused: boolean;
 }
 
 interface TeamRow {
@@ -153,6 +155,10 @@ export async function deleteDeployment(db: SqlExecutor, teamId: number, name: st
   return rowCount > 0;
 }
 
+export async function setDeploymentPaused(db: SqlExecutor, name: string, paused: boolean): Promise<void> {
+  await db.query("update emulator_deployments set paused = $2 where name = $1", [name, paused]);
+}
+
 /** Inserts a deployment; false when the name is taken or the project already has one of this type. */
 export async function insertDeployment(tx: SqlExecutor, input: { name: string; projectId: number; deploymentType: DeploymentType }): Promise<boolean> {
   const { rowCount } = await tx.query(
@@ -177,10 +183,11 @@ interface DeploymentRow {
   team_slug: string;
   port: number | null;
   created_at: Date;
+  paused: boolean;
 }
 
 const DEPLOYMENT_SELECT = `select d.id, d.name, d.project_id, d.deployment_type, p.slug as project_slug, p.name as project_name,
-    t.id as team_id, t.slug as team_slug, d.port, d.created_at
+    t.id as team_id, t.slug as team_slug, d.port, d.created_at, d.paused
   from emulator_deployments d join emulator_projects p on p.id = d.project_id join emulator_teams t on t.id = p.team_id`;
 
 const toDeployment = (row: DeploymentRow): EmulatorDeployment => ({
@@ -194,6 +201,7 @@ const toDeployment = (row: DeploymentRow): EmulatorDeployment => ({
   teamSlug: row.team_slug,
   port: row.port,
   createdAt: new Date(row.created_at),
+  paused: row.paused,
 });
 
 export async function findDeployment(db: SqlExecutor, where: { name: string } | { projectId: number; deploymentType: DeploymentType }): Promise<EmulatorDeployment | null> {

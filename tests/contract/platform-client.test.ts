@@ -59,6 +59,10 @@ describe("@convex-dev/platform pointed at the emulator", () => {
     expect(ok("list_deployment_regions")).toEqual({ items: [{ name: prod.region, displayName: expect.any(String), available: true }] });
     ok("delete_deployment");
     expect(steps.get_deployment_after_delete).toMatchObject({ status: 404, error: { code: "DeploymentNotFound" } });
+    ok("pause_deployment");
+    expect(steps.query_while_paused.error).toEqual({ message: expect.stringContaining("Cannot run functions while this deployment is paused.") });
+    ok("unpause_deployment");
+    expect(steps.query_after_unpause.error).toEqual({ message: expect.stringContaining("Could not find public function for 'messages:list'") });
     expect(ok("deployment_info")).toMatchObject({ deploymentType: "dev", projectId: created.id });
 
     // Every operation the installed package declares was exchanged, none answered a server fault,

@@ -3,6 +3,7 @@
 // clients and prints one JSON line per call ({step, status, data | error}) for
 // tests/contract/platform-client.test.ts.
 import { createDeploymentClient, createManagementClient } from "@convex-dev/platform";
+import { ConvexHttpClient } from "convex/browser";
 
 const management = createManagementClient(process.env.CONVEX_TEAM_TOKEN);
 const report = (step, { data, error, response }) => {
@@ -75,6 +76,17 @@ report("list_environment_variables", await client.GET("/list_environment_variabl
 report("get_canonical_urls", await client.GET("/get_canonical_urls"));
 report("deployment_info", await client.GET("/deployment_info"));
 
+// A paused deployment refuses function calls (this one has no functions: unpaused, the call is "not found").
+const callFunction = (step) =>
+  new ConvexHttpClient(created.deploymentUrl).query("messages:list", {}).then(
+    () => console.log(JSON.stringify({ step, status: 200 })),
+    (error) => console.log(JSON.stringify({ step, status: 200, error: { message: error.message } })),
+  );
+report("pause_deployment", await client.POST("/pause_deployment", { parseAs: "text" }));
+await callFunction("query_while_paused");
+report("unpause_deployment", await client.POST("/unpause_deployment", { parseAs: "text" }));
+await callFunction("query_after_unpause");
+
 const byId = { params: { path: { id: "1" } } };
 const usageLimit = { enabled: true, limit: 1000, limitType: "hard", metric: "functionCalls", window: "month" };
 const webhook = { logStreamType: "webhook", url: "http://127.0.0.1:9/logs", format: "json" };
@@ -92,8 +104,6 @@ const deploymentNotLocal = [
   ["update_log_stream", "POST", "/update_log_stream/{id}", withBody(byId, { logStreamType: "webhook", url: "http://127.0.0.1:9/other" })],
   ["rotate_webhook_secret", "POST", "/rotate_webhook_secret/{id}", byId],
   ["delete_log_stream", "POST", "/delete_log_stream/{id}", byId],
-  ["pause_deployment", "POST", "/pause_deployment", {}],
-  ["unpause_deployment", "POST", "/unpause_deployment", {}],
   ["data_sync", "POST", "/data/sync", { body: {} }],
   ["list_active_syncs", "GET", "/data/list_active_syncs", {}],
 ];
