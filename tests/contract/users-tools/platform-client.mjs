@@ -88,7 +88,7 @@ report("unpause_deployment", await client.POST("/unpause_deployment", { parseAs:
 await callFunction("query_after_unpause");
 
 const byId = { params: { path: { id: "1" } } };
-const usageLimit = { enabled: true, limit: 1000, limitType: "hard", metric: "functionCalls", window: "month" };
+const usageLimit = { enabled: true, limit: 1000, limitType: "disable", metric: "functionCalls", window: "month" };
 const webhook = { logStreamType: "webhook", url: "http://127.0.0.1:9/logs", format: "json" };
 const deploymentNotLocal = [
   ["list_deployment_audit_log_events", "GET", "/list_audit_log_events", {}],
