@@ -2,7 +2,7 @@ import { z } from "zod";
 import { runCliDataQuery } from "./cli-data";
 import type { EmulatorContext } from "./context";
 import { EmulatorError, authorizationCredential, readJson } from "./http";
-import { applyEnvChanges, findDeployKeyDeployment, findTeamByToken, getEnvVar, listEnvVars, type EmulatorDeployment } from "./store";
+import { applyEnvChanges, findDeployKeyDeployment, findTeamByToken, getEnvVar, listEnvVars, setDeploymentPaused, type EmulatorDeployment } from "./store";
 
 /**
  * The deployment API of one emulated deployment, served at the root of its own listener:
@@ -85,6 +85,24 @@ function validateChange(change: { name: string; value?: string | null }): void {
   if (typeof change.value === "string" && Buffer.byteLength(change.value, "utf8") > MAX_VALUE_BYTES) {
     throw new EmulatorError(400, "EnvironmentVariableValueTooLarge", `Environment variable ${change.name} is larger than ${MAX_VALUE_BYTES} bytes.`);
   }
+}
+
+/** Convex's answer to a function call on a paused deployment (`model::backend_state::PAUSED_ERROR_MESSAGE`). */
+export const PAUSED_ERROR_MESSAGE =
+  "Cannot run functions while this deployment is paused. Resume the deployment in the dashboard settings to allow functions to run.";
+
+/** `POST /api/v1/pause_deployment`: new function calls are refused until unpause. */
+export async function pauseDeployment(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  await requireKey(request, context, deployment);
+  await setDeploymentPaused(context.db, deployment.name, true);
+  return new Response(null, { status: 200 });
+}
+
+/** `POST /api/v1/unpause_deployment`. */
+export async function unpauseDeployment(request: Request, context: EmulatorContext, deployment: EmulatorDeployment): Promise<Response> {
+  await requireKey(request, context, deployment);
+  await setDeploymentPaused(context.db, deployment.name, false);
+  return new Response(null, { status: 200 });
 }
 
 /** `POST /api/v1/update_environment_variables` (and the CLI's `/api/update_environment_variables`). */

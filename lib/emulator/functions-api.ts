@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { EmulatorContext } from "./context";
-import { badDeployKey, keyOpensDeployment, requireKey, runSystemFunction } from "./deployment";
+import { PAUSED_ERROR_MESSAGE, badDeployKey, keyOpensDeployment, requireKey, runSystemFunction } from "./deployment";
 import { EmulatorError, authorizationCredential, readJson, readQuery } from "./http";
 import type { AnalysedModule } from "./modules";
 import type { CallResult, FunctionKind, HttpActionResponse, UserIdentity } from "./runtime";
@@ -57,6 +57,8 @@ export async function runFunction(context: EmulatorContext, deployment: Emulator
   if (argsBytes > MAX_ARGS_BYTES) {
     return { ok: false, errorMessage: `Arguments for ${request.path.slice(0, 200)} are too large (${argsBytes} bytes; the limit is ${MAX_ARGS_BYTES} bytes).` };
   }
+  // System functions are the dashboard's and the CLI's, which keep working while paused.
+  if (deployment.paused && !request.path.startsWith(SYSTEM_PREFIX)) return { ok: false, errorMessage: PAUSED_ERROR_MESSAGE };
   if (request.path.startsWith(SYSTEM_PREFIX)) {
     if (!request.admin) return notFound(request.path, request.kind);
     const result = await runSystemFunction(context, deployment, request.path, [request.args]);

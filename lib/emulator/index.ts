@@ -12,6 +12,8 @@ import {
   getCanonicalUrls,
   keyOpensDeployment,
   listEnvironmentVariables,
+  pauseDeployment,
+  unpauseDeployment,
   updateEnvironmentVariables,
 } from "./deployment";
 import { teamAndProjectForKey, urlForKey } from "./deploy-key-lookup";
@@ -23,15 +25,23 @@ import {
   createDeployKey,
   createDeployment,
   createProject,
+  deleteDeploymentByName,
   deleteProjectById,
   getDeployment,
+  getProjectById,
   getProjectBySlug,
+  getProjectDeployment,
+  getProjectDeploymentBySlug,
+  listDeploymentClasses,
+  listDeploymentRegions,
   listDefaultEnvironmentVariables,
   listProjectDeployments,
+  listTeamDeploymentsPage,
   listTeamProjects,
   tokenDetails,
   updateDefaultEnvironmentVariables,
 } from "./management";
+import { NOT_LOCAL_DEPLOYMENT_ROUTES, NOT_LOCAL_MANAGEMENT_ROUTES } from "./not-local";
 import { exchangeToken, grantConsent, showConsent } from "./oauth";
 import { encryptPlaintextEnvVars, findDeployment, listDeploymentsWithPendingJobs, upsertTeam, type EmulatorDeployment, type EmulatorTeam } from "./store";
 import { ANALYSE_TIMEOUT_MS } from "./modules";
@@ -112,7 +122,14 @@ const MANAGEMENT_ROUTES: Route<string>[] = [
   { method: "POST", pattern: new RegExp(`^/v1/teams/${SEGMENT}/create_project$`), handler: createProject },
   { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/projects$`), handler: listTeamProjects },
   { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/projects/${SEGMENT}$`), handler: getProjectBySlug },
+  { method: "GET", pattern: new RegExp(`^/v1/projects/${SEGMENT}$`), handler: getProjectById },
   { method: "GET", pattern: new RegExp(`^/v1/projects/${SEGMENT}/list_deployments$`), handler: listProjectDeployments },
+  { method: "GET", pattern: new RegExp(`^/v1/projects/${SEGMENT}/deployment$`), handler: getProjectDeployment },
+  { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/projects/${SEGMENT}/deployment$`), handler: getProjectDeploymentBySlug },
+  { method: "POST", pattern: new RegExp(`^/v1/deployments/${SEGMENT}/delete$`), handler: deleteDeploymentByName },
+  { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/list_deployments$`), handler: listTeamDeploymentsPage },
+  { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/list_deployment_classes$`), handler: listDeploymentClasses },
+  { method: "GET", pattern: new RegExp(`^/v1/teams/${SEGMENT}/list_deployment_regions$`), handler: listDeploymentRegions },
   { method: "POST", pattern: new RegExp(`^/v1/projects/${SEGMENT}/create_deployment$`), handler: createDeployment },
   { method: "POST", pattern: new RegExp(`^/v1/projects/${SEGMENT}/delete$`), handler: deleteProjectById },
   { method: "GET", pattern: new RegExp(`^/v1/projects/${SEGMENT}/list_default_environment_variables$`), handler: listDefaultEnvironmentVariables },
@@ -124,6 +141,7 @@ const MANAGEMENT_ROUTES: Route<string>[] = [
   { method: "POST", pattern: /^\/oauth\/token$/, handler: exchangeToken },
   { method: "GET", pattern: new RegExp(`^${EMULATOR_DASHBOARD_PREFIX}/oauth/authorize/team$`), handler: showConsent },
   { method: "POST", pattern: new RegExp(`^${EMULATOR_DASHBOARD_PREFIX}/oauth/authorize/team$`), handler: grantConsent },
+  ...NOT_LOCAL_MANAGEMENT_ROUTES,
 ];
 
 /** Paths at a deployment's root: the v1 deployment API plus the unversioned ones the CLI calls. */
@@ -132,6 +150,8 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "GET", pattern: /^\/api(?:\/v1)?\/list_environment_variables$/, handler: listEnvironmentVariables },
   { method: "GET", pattern: /^\/api\/v1\/get_canonical_urls$/, handler: getCanonicalUrls },
   { method: "GET", pattern: /^\/api\/v1\/deployment_info$/, handler: deploymentInfo },
+  { method: "POST", pattern: /^\/api\/v1\/pause_deployment$/, handler: pauseDeployment },
+  { method: "POST", pattern: /^\/api\/v1\/unpause_deployment$/, handler: unpauseDeployment },
   { method: "POST", pattern: /^\/api\/query$/, handler: runQuery },
   { method: "POST", pattern: /^\/api\/mutation$/, handler: runMutation },
   { method: "POST", pattern: /^\/api\/action$/, handler: runAction },
@@ -156,6 +176,7 @@ const DEPLOYMENT_ROUTES: Route<EmulatorDeployment>[] = [
   { method: "POST", pattern: /^\/api\/deploy2\/wait_for_schema$/, handler: waitForSchema },
   { method: "POST", pattern: /^\/api\/deploy2\/finish_push$/, handler: finishPushRequest },
   { method: "POST", pattern: /^\/api\/deploy2\/report_push_completed$/, handler: reportPushCompleted },
+  ...NOT_LOCAL_DEPLOYMENT_ROUTES,
 ];
 
 /** The route for this method and path: the matching route, or the error answer (404 unknown path, 405 wrong method). */

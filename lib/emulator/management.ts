@@ -5,6 +5,7 @@ import { EmulatorError, authorizationCredential, randomSecret, readJson, readQue
 import { randomDeploymentName, slugify, suffixedSlug } from "./names";
 import {
   applyDefaultEnvChanges,
+  deleteDeployment,
   deleteProject,
   findDeployment,
   findProject,
@@ -15,6 +16,7 @@ import {
   listDefaultEnvVars,
   listDeployments,
   listProjects,
+  listTeamDeployments,
   lockTeamAndCountProjects,
   type DeploymentType,
   type EmulatorDeployment,
@@ -63,6 +65,21 @@ const listProjectsQuery = z.object({
   q: z.string().optional(),
 });
 
+/** Which deployment of a project `GET .../deployment` answers: by reference (its name here) or the default of a type. */
+const deploymentSelectorQuery = z.object({
+  reference: z.string().optional(),
+  defaultProd: z.enum(["true", "false"]).optional(),
+  defaultDev: z.enum(["true", "false"]).optional(),
+});
+
+/** Every emulated deployment is its project's default and has no creator: other filters of those match nothing. */
+const listTeamDeploymentsQuery = listProjectsQuery.extend({
+  projectId: z.coerce.number().int().optional(),
+  deploymentType: createDeploymentType.optional(),
+  isDefault: z.enum(["true", "false"]).optional(),
+  creator: z.string().optional(),
+});
+
 const deploymentTypeQuery = z.object({ deploymentType: createDeploymentType.optional() });
 const defaultEnvQuery = deploymentTypeQuery.extend({ name: z.string().optional() });
 
@@ -71,9 +88,10 @@ const NAME_ATTEMPTS = 8;
 /** What the emulator reports as region and class of every deployment. */
 const DEPLOYMENT_REGION = "aws-us-east-1";
 const DEPLOYMENT_CLASS = "s16";
+const DEPLOYMENT_REGION_NAME = "US East (N. Virginia)";
 
 /** The team of the Bearer token; deployment keys and unknown tokens are 401, as upstream. */
-async function requireTeam(request: Request, context: EmulatorContext): Promise<EmulatorTeam> {
+export async function requireTeam(request: Request, context: EmulatorContext): Promise<EmulatorTeam> {
   const token = authorizationCredential(request, "Bearer");
   if (!token) throw new EmulatorError(401, "AccessTokenInvalid", "An access token is required: send Authorization: Bearer <token>.");
   const team = await findTeamByToken(context.db, token);
@@ -214,6 +232,11 @@ export async function getProjectBySlug(request: Request, context: EmulatorContex
   return Response.json(await projectResponse(context, project));
 }
 
+/** `GET /v1/projects/{project_id}`. */
+export async function getProjectById(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
+  return Response.json(await projectResponse(context, await requireProject(request, context, projectId)));
+}
+
 /** `GET /v1/projects/{project_id}/list_deployments`. */
 export async function listProjectDeployments(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
   const project = await requireProject(request, context, projectId);
@@ -221,6 +244,29 @@ export async function listProjectDeployments(request: Request, context: Emulator
   const deployments = await listDeployments(context.db, project.id, deploymentType === "dev" || deploymentType === "prod" ? deploymentType : undefined);
   const listed = deploymentType === "preview" || deploymentType === "custom" ? [] : deployments;
   return Response.json(await Promise.all(listed.map((deployment) => deploymentResponse(context, deployment))));
+}
+
+/** `GET /v1/teams/{team_id}/list_deployments`: pages by id, as list projects does. */
+export async function listTeamDeploymentsPage(request: Request, context: EmulatorContext, teamId: string): Promise<Response> {
+  const team = await requireTeamParam(request, context, teamId);
+  const query = readQuery(request, listTeamDeploymentsQuery);
+  const hosted = query.deploymentType === undefined || query.deploymentType === "dev" || query.deploymentType === "prod";
+  const matchable = hosted && query.isDefault !== "false" && query.creator === undefined;
+  const rows = matchable
+    ? await listTeamDeployments(context.db, team.id, {
+        afterId: Number(query.cursor ?? 0),
+        limit: query.limit,
+        projectId: query.projectId,
+        deploymentType: query.deploymentType as DeploymentType | undefined,
+        q: query.q,
+      })
+    : [];
+  const page = rows.slice(0, query.limit);
+  const hasMore = rows.length > query.limit;
+  return Response.json({
+    items: await Promise.all(page.map((deployment) => deploymentResponse(context, deployment))),
+    pagination: { hasMore, nextCursor: hasMore ? String(page[page.length - 1].id) : null },
+  });
 }
 
 /** `POST /v1/projects/{project_id}/create_deployment`: one deployment per type and project. */
@@ -240,6 +286,45 @@ export async function getDeployment(request: Request, context: EmulatorContext, 
   return Response.json(await deploymentResponse(context, await requireDeployment(request, context, name)));
 }
 
+/** `GET /v1/projects/{project_id}/deployment` and its by-slug twin: the deployment named by the query. */
+async function selectedDeployment(request: Request, context: EmulatorContext, project: EmulatorProject): Promise<Response> {
+  const query = readQuery(request, deploymentSelectorQuery);
+  const where = query.reference
+    ? { name: query.reference }
+    : query.defaultProd === "true"
+      ? { projectId: project.id, deploymentType: "prod" as const }
+      : query.defaultDev === "true"
+        ? { projectId: project.id, deploymentType: "dev" as const }
+        : null;
+  if (!where) throw new EmulatorError(400, "DeploymentSelectorRequired", "Name the deployment with reference, defaultProd=true or defaultDev=true.");
+  const deployment = await findDeployment(context.db, where);
+  if (!deployment || deployment.projectId !== project.id) throw new EmulatorError(404, "DeploymentNotFound", `Project '${project.slug}' has no such deployment.`);
+  return Response.json(await deploymentResponse(context, deployment));
+}
+
+export async function getProjectDeployment(request: Request, context: EmulatorContext, projectId: string): Promise<Response> {
+  return selectedDeployment(request, context, await requireProject(request, context, projectId));
+}
+
+export async function getProjectDeploymentBySlug(request: Request, context: EmulatorContext, teamIdOrSlug: string, projectSlug: string): Promise<Response> {
+  const team = await requireTeamParam(request, context, teamIdOrSlug);
+  const project = await findProject(context.db, team.id, { slug: projectSlug });
+  if (!project) throw projectNotFound();
+  return selectedDeployment(request, context, project);
+}
+
+/** `GET /v1/teams/{team_id}/list_deployment_classes`: the one class every emulated deployment reports. */
+export async function listDeploymentClasses(request: Request, context: EmulatorContext, teamId: string): Promise<Response> {
+  await requireTeamParam(request, context, teamId);
+  return Response.json({ items: [{ type: DEPLOYMENT_CLASS, available: true }] });
+}
+
+/** `GET /v1/teams/{team_id}/list_deployment_regions`: the one region every emulated deployment reports. */
+export async function listDeploymentRegions(request: Request, context: EmulatorContext, teamId: string): Promise<Response> {
+  await requireTeamParam(request, context, teamId);
+  return Response.json({ items: [{ name: DEPLOYMENT_REGION, displayName: DEPLOYMENT_REGION_NAME, available: true }] });
+}
+
 /** `POST /v1/deployments/{deployment_name}/create_deploy_key` → `dev:<name>|<secret>`, valid for this deployment only. */
 export async function createDeployKey(request: Request, context: EmulatorContext, name: string): Promise<Response> {
   const deployment = await requireDeployment(request, context, name);
@@ -254,10 +339,24 @@ export async function deleteProjectById(request: Request, context: EmulatorConte
   const project = await requireProject(request, context, projectId);
   const deployments = await listDeployments(context.db, project.id);
   if (!(await deleteProject(context.db, project.teamId, project.id))) throw projectNotFound();
-  const names = deployments.map((deployment) => deployment.name);
+  await releaseDeployments(context, deployments.map((deployment) => deployment.name));
+  return new Response(null, { status: 200 });
+}
+
+/** `POST /v1/deployments/{deployment_name}/delete`: its keys, variables and data go with it. */
+export async function deleteDeploymentByName(request: Request, context: EmulatorContext, name: string): Promise<Response> {
+  const deployment = await requireDeployment(request, context, name);
+  if (!(await deleteDeployment(context.db, deployment.teamId, deployment.name))) {
+    throw new EmulatorError(404, "DeploymentNotFound", `The requested deployment ${name.slice(0, 100)} does not exist`);
+  }
+  await releaseDeployments(context, [deployment.name]);
+  return new Response(null, { status: 200 });
+}
+
+/** Closes the listeners and workers of deleted deployments and drops their logs. */
+async function releaseDeployments(context: EmulatorContext, names: string[]): Promise<void> {
   await Promise.all([context.listeners.closeSome(names), ...names.map((name) => context.runtimes.stop(name))]);
   names.forEach((name) => context.runtimes.logs.forget(name));
-  return new Response(null, { status: 200 });
 }
 
 /** `GET /v1/projects/{project_id}/list_default_environment_variables`: one item per name and value. */

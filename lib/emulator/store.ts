@@ -34,6 +34,8 @@ export interface EmulatorDeployment {
   /** Loopback port of its listener; null until the first listener was opened. */
   port: number | null;
   createdAt: Date;
+  /** Paused through the deployment API: new function calls are refused. */
+  paused: boolean;
 }
 
 interface TeamRow {
@@ -144,6 +146,19 @@ export async function deleteProject(db: SqlExecutor, teamId: number, projectId: 
   return rowCount > 0;
 }
 
+/** Deletes one deployment of a team (its keys, variables, pushes and documents go with it); false when it is not there. */
+export async function deleteDeployment(db: SqlExecutor, teamId: number, name: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    "delete from emulator_deployments d using emulator_projects p where p.id = d.project_id and p.team_id = $1 and d.name = $2",
+    [teamId, name],
+  );
+  return rowCount > 0;
+}
+
+export async function setDeploymentPaused(db: SqlExecutor, name: string, paused: boolean): Promise<void> {
+  await db.query("update emulator_deployments set paused = $2 where name = $1", [name, paused]);
+}
+
 /** Inserts a deployment; false when the name is taken or the project already has one of this type. */
 export async function insertDeployment(tx: SqlExecutor, input: { name: string; projectId: number; deploymentType: DeploymentType }): Promise<boolean> {
   const { rowCount } = await tx.query(
@@ -168,10 +183,11 @@ interface DeploymentRow {
   team_slug: string;
   port: number | null;
   created_at: Date;
+  paused: boolean;
 }
 
 const DEPLOYMENT_SELECT = `select d.id, d.name, d.project_id, d.deployment_type, p.slug as project_slug, p.name as project_name,
-    t.id as team_id, t.slug as team_slug, d.port, d.created_at
+    t.id as team_id, t.slug as team_slug, d.port, d.created_at, d.paused
   from emulator_deployments d join emulator_projects p on p.id = d.project_id join emulator_teams t on t.id = p.team_id`;
 
 const toDeployment = (row: DeploymentRow): EmulatorDeployment => ({
@@ -185,6 +201,7 @@ const toDeployment = (row: DeploymentRow): EmulatorDeployment => ({
   teamSlug: row.team_slug,
   port: row.port,
   createdAt: new Date(row.created_at),
+  paused: row.paused,
 });
 
 export async function findDeployment(db: SqlExecutor, where: { name: string } | { projectId: number; deploymentType: DeploymentType }): Promise<EmulatorDeployment | null> {
@@ -200,6 +217,21 @@ export async function listDeployments(db: SqlExecutor, projectId: number, deploy
   const { rows } = await db.query<DeploymentRow>(
     `${DEPLOYMENT_SELECT} where d.project_id = $1 and ($2::text is null or d.deployment_type = $2) order by d.id`,
     [projectId, deploymentType ?? null],
+  );
+  return rows.map(toDeployment);
+}
+
+/** A page of a team's deployments by id, after `afterId`; one row more than `limit` says there is another page. */
+export async function listTeamDeployments(
+  db: SqlExecutor,
+  teamId: number,
+  page: { afterId: number; limit: number; projectId?: number; deploymentType?: DeploymentType; q?: string },
+): Promise<EmulatorDeployment[]> {
+  const { rows } = await db.query<DeploymentRow>(
+    `${DEPLOYMENT_SELECT} where t.id = $1 and d.id > $2 and ($3::bigint is null or d.project_id = $3)
+      and ($4::text is null or d.deployment_type = $4) and ($5::text is null or strpos(d.name, $5) > 0)
+      order by d.id limit $6`,
+    [teamId, page.afterId, page.projectId ?? null, page.deploymentType ?? null, page.q ?? null, page.limit + 1],
   );
   return rows.map(toDeployment);
 }

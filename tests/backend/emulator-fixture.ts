@@ -16,6 +16,8 @@ export interface TestEmulator {
   dashboard: { dashboardHost: string };
   /** The built-in team's credentials. */
   team: Pick<ManagedProjectInput, "teamScopedToken" | "teamSlug">;
+  /** The documented operations this emulator answered so far, with their statuses. */
+  operations: () => Map<string, number[]>;
 }
 
 export async function startTestEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
@@ -33,6 +35,7 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
     management: { provisionHost: server.baseUrl, timeoutMs: 10_000 },
     dashboard: { dashboardHost: server.dashboardUrl },
     team: { teamScopedToken: identity.teamToken, teamSlug: identity.teamSlug },
+    operations: () => contract.operations(),
   };
 }
 

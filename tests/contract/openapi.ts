@@ -131,16 +131,32 @@ function checkPushExchange(exchange: EmulatorExchange, schemas: (typeof PUSH_SCH
   return problems;
 }
 
+/** Where an exchange sits in its API's document: the path template and operation, when documented. */
+function documentedOperation({ api, method, path: served }: EmulatorExchange) {
+  const document = documents[api];
+  const documentPath = api === "deployment" && DEPLOYMENT_ALIASES[served] ? DEPLOYMENT_ALIASES[served] : served.replace(DOCUMENT_PREFIX[api], "");
+  const template = documentPath !== served ? Object.keys(document.paths).find((candidate) => templateRegex(candidate).test(documentPath)) : undefined;
+  const operation = template ? document.paths[template][method.toLowerCase()] : undefined;
+  return { documentPath, template, operation };
+}
+
+/** One operation of a document, named as `management GET /projects/{project_id}`. */
+const operationName = (api: Api, method: string, template: string) => `${api} ${method.toUpperCase()} ${template}`;
+
+/** Every operation the installed `@convex-dev/platform` declares, in both APIs. */
+export function documentedOperations(): string[] {
+  return (Object.keys(documents) as Api[]).flatMap((api) =>
+    Object.entries(documents[api].paths).flatMap(([template, methods]) => Object.keys(methods).map((method) => operationName(api, method, template))),
+  );
+}
+
 /** Problems of one exchange against the documents; empty when it conforms. */
 export function checkExchange(exchange: EmulatorExchange): string[] {
   const { api, method, path: served } = exchange;
   const label = `${api} ${method} ${served}`;
   const push = api === "deployment" && method === "POST" ? PUSH_SCHEMAS[served] : undefined;
   if (push) return checkPushExchange(exchange, push).map((problem) => `${label}: ${problem}`);
-  const document = documents[api];
-  const documentPath = api === "deployment" && DEPLOYMENT_ALIASES[served] ? DEPLOYMENT_ALIASES[served] : served.replace(DOCUMENT_PREFIX[api], "");
-  const template = documentPath !== served ? Object.keys(document.paths).find((candidate) => templateRegex(candidate).test(documentPath)) : undefined;
-  const operation = template ? document.paths[template][method.toLowerCase()] : undefined;
+  const { documentPath, template, operation } = documentedOperation(exchange);
   const failed = exchange.status >= 400;
   if (!operation) {
     if (OUTSIDE_DOCUMENTS.some((entry) => entry.api === api && entry.pattern.test(served))) return [];
@@ -206,6 +222,17 @@ export function contractRecorder() {
   return {
     onExchange(exchange: EmulatorExchange): void {
       exchanges.push(exchange);
+    },
+    /** The documented operations exchanged so far, with the statuses they answered. */
+    operations(): Map<string, number[]> {
+      const seen = new Map<string, number[]>();
+      for (const exchange of exchanges) {
+        const { template, operation } = documentedOperation(exchange);
+        if (!template || !operation) continue;
+        const name = operationName(exchange.api, exchange.method, template);
+        seen.set(name, [...(seen.get(name) ?? []), exchange.status]);
+      }
+      return seen;
     },
     /** Throws when any exchange so far broke the contract. */
     verify(): void {

@@ -3,11 +3,13 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEmulator, type TestEmulator } from "../backend/emulator-fixture";
+import { documentedOperations } from "./openapi";
 
 /**
  * A user's own tooling against the emulator: `@convex-dev/platform`'s createManagementClient
  * (which reads CONVEX_PROVISION_HOST when it loads, hence a separate process) and
- * createDeploymentClient. The fixture checks every exchange against the OpenAPI documents.
+ * createDeploymentClient. The script calls every operation of both clients; the fixture checks
+ * every exchange against the OpenAPI documents, and the operations it saw against the package's list.
  */
 describe("@convex-dev/platform pointed at the emulator", () => {
   let emulator: TestEmulator;
@@ -16,7 +18,7 @@ describe("@convex-dev/platform pointed at the emulator", () => {
   });
   afterAll(() => emulator.server.close());
 
-  it("token_details, create_project, list, get by slug, list_deployments, create_deploy_key, default env vars, deployment env vars, canonical URLs and delete", async () => {
+  it("calls every operation of both clients: each answers its documented shape or a documented refusal", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [path.join(import.meta.dirname, "users-tools", "platform-client.mjs")], {
       env: { ...process.env, CONVEX_PROVISION_HOST: emulator.server.baseUrl, CONVEX_TEAM_TOKEN: emulator.team.teamScopedToken },
       timeout: 60_000,
@@ -45,6 +47,35 @@ describe("@convex-dev/platform pointed at the emulator", () => {
     ok("update_environment_variables");
     expect(ok("list_environment_variables")).toEqual({ environmentVariables: { FROM_SCRIPT: "yes" } });
     expect(ok("get_canonical_urls")).toEqual({ convexCloudUrl: created.deploymentUrl, convexSiteUrl: created.deploymentUrl });
+    expect(ok("get_project")).toEqual(ok("get_project_by_slug"));
+    const prod = ok("create_deployment");
+    expect(prod).toMatchObject({ kind: "cloud", deploymentType: "prod", projectId: created.id });
+    expect(ok("get_deployment")).toMatchObject({ name: created.deploymentName, deploymentType: "dev" });
+    expect(ok("get_project_deployment")).toEqual(prod);
+    expect(ok("get_project_deployment_by_slug")).toMatchObject({ name: created.deploymentName, deploymentType: "dev" });
+    const devDeployment = ok("get_project_deployment_by_slug");
+    expect(ok("list_team_deployments")).toEqual({ items: [devDeployment], pagination: { hasMore: true, nextCursor: String(devDeployment.id) } });
+    expect(ok("list_deployment_classes")).toEqual({ items: [{ type: prod.class, available: true }] });
+    expect(ok("list_deployment_regions")).toEqual({ items: [{ name: prod.region, displayName: expect.any(String), available: true }] });
+    ok("delete_deployment");
+    expect(steps.get_deployment_after_delete).toMatchObject({ status: 404, error: { code: "DeploymentNotFound" } });
+    ok("pause_deployment");
+    expect(steps.query_while_paused.error).toEqual({ message: expect.stringContaining("Cannot run functions while this deployment is paused.") });
+    ok("unpause_deployment");
+    expect(steps.query_after_unpause.error).toEqual({ message: expect.stringContaining("Could not find public function for 'messages:list'") });
+    expect(ok("deployment_info")).toMatchObject({ deploymentType: "dev", projectId: created.id });
+
+    // Every operation the installed package declares was exchanged, none answered a server fault,
+    // and every refusal says it cannot apply to a local deployment.
+    const exchanged = emulator.operations();
+    expect(documentedOperations().filter((operation) => !exchanged.has(operation))).toEqual([]);
+    expect([...exchanged].filter(([, statuses]) => statuses.some((status) => status >= 500))).toEqual([]);
+    const refused = Object.values(steps).filter((step) => step.status >= 400 && !step.step.endsWith("_after_delete"));
+    expect(refused.length).toBeGreaterThan(0);
+    for (const step of refused) {
+      expect(step, step.step).toMatchObject({ status: expect.toBeOneOf([400, 403]), error: { code: "NotAvailableOnLocalDeployment", message: expect.stringContaining("cannot apply to a local deployment: ") } });
+    }
+
     ok("delete_project");
     expect(steps.get_project_by_slug_after_delete).toEqual({
       step: "get_project_by_slug_after_delete",
