@@ -135,7 +135,10 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
 
   it("creates a project and opens its page", async () => {
     await page.type("#project-name", "Browser test app");
-    await Promise.all([page.waitForNavigation(), page.locator("form[aria-label='New project'] button[type=submit]").click()]);
+    await page.locator("form[aria-label='New project'] button[type=submit]").click();
+    // The form opens the page with router.push, a navigation within the document: puppeteer's
+    // waitForNavigation missed it once (the page got there; the wait ran out), so wait for the path.
+    await page.waitForFunction(() => /^\/projects\/[0-9a-f-]{36}$/.test(location.pathname), { polling: 100 });
     projectPath = new URL(page.url()).pathname;
     await untilHydrated(page);
     expect(projectPath).toMatch(/^\/projects\/[0-9a-f-]{36}$/);
