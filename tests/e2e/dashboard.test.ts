@@ -15,6 +15,8 @@ import { ARTIFACTS_DIR, startProductServer, type ProductServer } from "./server"
 // A first build on two busy cores takes minutes; later runs reuse `.next`.
 const START_TIMEOUT_MS = 10 * 60_000;
 const STEP_TIMEOUT_MS = 90_000;
+/** A new project's sandbox (template, toolchain links, git, dev server) on a loaded machine. */
+const CREATE_PROJECT_MS = 300_000;
 
 const devServer = createDevServerControl();
 // The app's dev server is the stand-in (tests/helpers/dev-server-stand-in.mjs): this file proves
@@ -133,12 +135,13 @@ describe("dashboard in a real browser", { timeout: STEP_TIMEOUT_MS * 2 }, () => 
     await otherContext.close();
   });
 
-  it("creates a project and opens its page", async () => {
+  it("creates a project and opens its page", { timeout: CREATE_PROJECT_MS + STEP_TIMEOUT_MS }, async () => {
     await page.type("#project-name", "Browser test app");
     await page.locator("form[aria-label='New project'] button[type=submit]").click();
-    // The form opens the page with router.push, a navigation within the document: puppeteer's
-    // waitForNavigation missed it once (the page got there; the wait ran out), so wait for the path.
-    await page.waitForFunction(() => /^\/projects\/[0-9a-f-]{36}$/.test(location.pathname), { polling: 100 });
+    // The form opens the page with router.push once the project's sandbox runs. Creating it took
+    // over 90 s in two CI runs (the page arrived while this step's wait had run out), so the wait
+    // is sized for a loaded machine; it ends as soon as the page's path is the project's.
+    await page.waitForFunction(() => /^\/projects\/[0-9a-f-]{36}$/.test(location.pathname), { polling: 100, timeout: CREATE_PROJECT_MS });
     projectPath = new URL(page.url()).pathname;
     await untilHydrated(page);
     expect(projectPath).toMatch(/^\/projects\/[0-9a-f-]{36}$/);
